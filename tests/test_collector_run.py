@@ -50,6 +50,9 @@ def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
             str(tmp_path),
             "--only",
             "b1-l16-*",
+            # Another shape of the contiguous group, compiled between (1, 16) and its cache check.
+            "--only",
+            "b1-l32-contiguous-float32-compiled",
             "--warm",
             "5",
             "--profile",
@@ -73,6 +76,9 @@ def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
     assert plan.tolerances["float32"].atol == 1e-5 and plan.tolerances["float32"].rtol == 1e-4
     results = {e.case: e for e in events if e.kind == "case_result"}
     assert set(results) == set(plan.selection.cases) and set(results) < {c.case for c in plan.matrix}
+    # The non-contiguous group's cache check has no other shape compiled before it: skipped, said why.
+    idle = results.pop("b1-l16-noncontiguous-float32-compiled-repeat")
+    assert idle.status == "skipped" and "tests no cache" in idle.skip_reason
     assert all(r.status == "pass" for r in results.values()), {k: r.status for k, r in results.items()}
     assert results["b1-l16-noncontiguous-float32-eager"].inputs[0].contiguous is False
     assert results["b1-l16-contiguous-float32-compiled-repeat"].recompiled is False

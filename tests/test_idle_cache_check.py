@@ -37,7 +37,7 @@ def _plan(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("only", "why"),
     [
-        (["b1-*"], "no other shape of its group is among the chosen cells"),
+        (["b1-*"], "no other shape of its group is compiled between its own and it"),
         (["*-repeat", "b2-*"], "the cell it repeats, b1-l4-contiguous-float32-compiled, is not among the chosen cells"),
         (["b1-*", "b2-*-compiled"], None),
         ([], None),
@@ -71,3 +71,15 @@ def test_the_run_records_an_idle_repeat_skipped_and_runs_a_useful_one(tmp_path: 
         load_plan(plan), PlainBackend(), Options(out_dir=tmp_path / "b", only=["b1-*", "b2-*-compiled"], **options)
     )
     assert run_dir is not None and _results(run_dir / "events.jsonl")[REPEAT]["status"] == "pass"
+
+
+def test_a_cache_check_of_the_plans_last_shape_has_nothing_compiled_between(tmp_path: Path) -> None:
+    """Only whether some other shape was chosen was asked, not whether it ran between: a cache
+    check of the last shape (or --only of a shape compiled before it) ran straight after its own
+    shape and read 'reused' (second review of this round, finding 9)."""
+    text = _plan(tmp_path).read_text(encoding="utf-8").replace("cache_checks = [[1, 4]]", "cache_checks = [[2, 4]]")
+    (tmp_path / "plan.toml").write_text(text, encoding="utf-8")
+    plan = load_plan(tmp_path / "plan.toml")
+    (repeat,) = [c for c in plan.cells if c.repeat_of]
+    said = idle_repeat(repeat, plan.cells)
+    assert said is not None and said.startswith("no other shape of its group is compiled between its own and it")

@@ -119,7 +119,7 @@ def test_nan_reference_is_recorded_deterministic_and_judged_first(tmp_path: Path
     judged = judge_log(log)
     assert judged.disposition.reasons[0].rule == "reference-nonfinite"
     assert judged.disposition.outcome == "blocked"
-    assert "(on cpu: evidence for cpu)" in judged.disposition.headline
+    assert "(on cpu: evidence for cpu; weights origin not recorded)" in judged.disposition.headline
 
 
 def test_auto_refuses_to_run_a_neuron_plan_on_this_host(tmp_path: Path) -> None:

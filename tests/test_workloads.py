@@ -30,6 +30,10 @@ def test_heat_solver_float64_on_cpu(tmp_path: Path) -> None:
     reading = read_log(log)
     assert reading.valid and reading.complete
     results = {e.case: e for e in reading.events if e.kind == "case_result"}
+    # The cache checks of (1, 64) repeat it after their group's other shapes, which --only left out.
+    repeats = [r for r in results.values() if r.case.endswith("-repeat")]
+    assert repeats and all(r.status == "skipped" and "tests no cache" in r.skip_reason for r in repeats)
+    results = {case: r for case, r in results.items() if not case.endswith("-repeat")}
     assert all(r.status == "pass" for r in results.values())
     assert all(o.dtype == "float64" for r in results.values() for o in r.outputs)
     assert all(r.task_metric.value <= 1e-10 for r in results.values())

@@ -57,17 +57,23 @@ def run_cells(run: Run) -> None:
 
 
 def idle_repeat(cell: Cell, group: list[Cell]) -> str | None:
-    """Why a cache-check repeat among the chosen cells of its (dtype, layout) group would test
-    nothing, or None: it repeats its shape after the group's other compiled shapes, so it needs
-    its own shape compiled before it and another shape compiled between (--only may leave out
-    either). Without its own it is the shape's first compile; right after it, any cache holds it."""
+    """Why a cache-check repeat among the chosen cells of its (dtype, layout) group, in their run
+    order, would test nothing, or None: it repeats its shape after the group's other compiled
+    shapes, so it needs its own shape compiled before it and another shape compiled between
+    (--only may leave out either, and a plan whose cache check is its last shape has none).
+    Without its own it is the shape's first compile; right after it, any cache holds it."""
     if not cell.repeat_of:
         return None
     chosen = {c.case for c in group}
     if cell.repeat_of not in chosen:
         return f"the cell it repeats, {cell.repeat_of}, is not among the chosen cells (--only): the repeat would be its shape's first compile"
-    if not any(c.mode == "compiled" and not c.repeat_of and c.case != cell.repeat_of for c in group):
-        return "no other shape of its group is among the chosen cells (--only): a repeat straight after its own shape tests no cache"
+    cases = [c.case for c in group]
+    after = group[cases.index(cell.repeat_of) + 1 : cases.index(cell.case)]
+    if not any(c.mode == "compiled" and not c.repeat_of for c in after):
+        return (
+            "no other shape of its group is compiled between its own and it (the chosen cells, or the plan's "
+            "order): a repeat straight after its own shape tests no cache"
+        )
     return None
 
 
