@@ -124,3 +124,19 @@ def test_compare_takes_no_ratio_of_a_cold_call_fed_another_layout(tmp_path: Path
         cell["timing"]["cold_note"] == "not compared: the cold call fed another layout than the cell's on the candidate"
     )
     assert not any("another layout" in f for f in cell["timing"]["flags"])  # the warm loop was the cell's
+
+
+def test_compiled_over_eager_takes_no_speedup_of_a_loop_fed_another_layout(tmp_path: Path) -> None:
+    """The timing row was flagged, but the 'compiled over eager' table still gave the speedup of
+    the eager loop fed another layout (second review of this round, finding 1)."""
+    eager = _first_case(tmp_path)
+    assert eager.endswith("-eager")
+    base = _run(tmp_path, "base", 1)
+    cand = _run(tmp_path, "cand", 2, missed=(eager,))
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(base), str(cand), "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    speedups = json.loads((out / "compare.json").read_text(encoding="utf-8"))["speedups"]
+    shape = next(s for s in speedups if s["candidate_flag"] is not None)
+    assert shape["candidate"] is None and CASE_WORD in shape["candidate_flag"]
+    assert shape["baseline"] is not None and shape["baseline_flag"] is None

@@ -64,3 +64,55 @@ def test_diff_names_a_changed_timing_scope_note_among_the_criteria(tmp_path: Pat
     text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
     head = text[: text.index("disposition:")]
     assert "criteria changes: 1" in head and "timing scope note now includes tokenization" in head, head
+
+
+def _scaled(tmp_path: Path, name: str, factor: float, edit: Any = None) -> Path:
+    def change(event: dict[str, Any]) -> None:
+        if edit is not None:
+            edit(event)
+        if event["kind"] == "timing" and event.get("warm"):
+            event["warm"] = scaled_warm(event["warm"], factor / 0.8)  # _copy scales by 0.8 too
+
+    return _copy(tmp_path, name, change)
+
+
+def test_a_replicate_whose_clock_did_its_stages_otherwise_is_flagged(tmp_path: Path) -> None:
+    """Only each side's first run was asked what its warm clock covered: a further replicate
+    whose clock copied the output to the host inside it was pooled in the interval, and
+    --fail-on worse gated on it (second review of this round, finding 4)."""
+    # Samples scaled down only: a loop's wall time must still hold its samples.
+    befores = [_scaled(tmp_path, f"b{i}", 0.7 + i / 1000) for i in (1, 2, 3)]
+    afters = [_scaled(tmp_path, "a1", 0.9), _scaled(tmp_path, "a2", 0.901, _noted), _scaled(tmp_path, "a3", 0.902)]
+    args = ["diff", "--fail-on", "worse"]
+    for path in befores:
+        args += ["--before", str(path)]
+    for path in afters:
+        args += ["--after", str(path)]
+    result = RUNNER.invoke(main, args)
+    timed = [line for line in result.output.splitlines() if " ms -> " in line]
+    assert timed and all("different timed region on the after replicate a2 than its first run" in t for t in timed)
+    assert result.exit_code == 0, result.output  # nothing judged slower: every ratio is flagged
+    out = tmp_path / "cmp"
+    args = ["compare", "--out", str(out), "--format", "json"]
+    for path in befores:
+        args += ["--baseline", str(path)]
+    for path in afters:
+        args += ["--candidate", str(path)]
+    assert RUNNER.invoke(main, args).exit_code == 0
+    cells = json.loads((out / "compare.json").read_text(encoding="utf-8"))["cells"]
+    flags = [c["timing"]["flags"] for c in cells if (c.get("timing") or {}).get("warm")]
+    assert flags and all("different timed region on the candidate replicate a2 than its first run" in f for f in flags)
+
+
+def test_replicates_of_another_timing_scope_note_are_refused(tmp_path: Path) -> None:
+    """A plan's changed timing scope note is named between two runs, but pooled silently among
+    replicates (second review of this round, finding 5): replicates are runs of one plan."""
+    befores = [_scaled(tmp_path, "b1", 0.7), _scaled(tmp_path, "b2", 0.701, _plan_note)]
+    afters = [_scaled(tmp_path, "a1", 0.9), _scaled(tmp_path, "a2", 0.901)]
+    result = RUNNER.invoke(
+        main,
+        ["diff", "--before", str(befores[0]), "--before", str(befores[1])]
+        + ["--after", str(afters[0]), "--after", str(afters[1])],
+    )
+    assert result.exit_code == 2, result.output
+    assert "b2 is no replicate of" in result.output and "timing scope note" in result.output

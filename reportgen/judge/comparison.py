@@ -1197,6 +1197,10 @@ def _with_timings(
                 )
             )
             replicas = base_replicas + cand_replicas + _replicate_fallback(cell.case, extra)
+            replicas += replicate_timed(
+                (role, [(c.side.run.start.run_id, timed_words(warm_timed(c.cells[cell.case]))) for c in side])
+                for role, side in zip(SIDES, sides)
+            )
             warm = intervals[cell.case]
             # A ratio too large or small to judge decides nothing, as an unstable series does.
             beyond = (warm.flag,) if warm.flag else ()
@@ -1444,6 +1448,20 @@ def _statuses(case: str, sides: tuple[list[_Context], list[_Context]]) -> str | 
     )
 
 
+def replicate_timed(sides: Iterable[tuple[str, Sequence[tuple[str, str | None]]]]) -> list[str]:
+    """A side's further runs whose warm clock covered other stages, or did them otherwise, than
+    its first run's (timed_words): their samples are pooled in one interval with the first's,
+    so the ratio is of two things timed differently. ``sides``: (role, [(run id, timed words)]),
+    first run first. `reportgen compare` and `reportgen diff` both ask this."""
+    flags = []
+    for role, runs in sides:
+        first = runs[0][1] if runs else None
+        other = [run for run, timed in runs[1:] if timed != first]
+        if other:
+            flags.append(f"different timed region on the {role} replicate {', '.join(other)} than its first run")
+    return flags
+
+
 def _replicate_fallback(case: str, extra: tuple[list[_Context], list[_Context]]) -> list[str]:
     """CPU fallback, a hit recompile limit or a warm loop fed another layout in a cell of a side's
     further runs (replicate_caveats)."""
@@ -1553,6 +1571,17 @@ def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> li
                 for what, hit in (
                     ("the compiled cell hit its recompile limit", c.recompile_limit),
                     ("CPU fallback", bool(e.fallback or c.fallback)),
+                    (
+                        LAYOUT_MISSED,
+                        "warm" in e.layout_missed
+                        or "warm" in c.layout_missed
+                        or any(  # in a further replicate of this side
+                            f.startswith(f"{LAYOUT_MISSED} on the {role} replicate")
+                            for m in (eager, compiled)
+                            if m.timing
+                            for f in m.timing.flags
+                        ),
+                    ),
                 )
                 if hit
             ]

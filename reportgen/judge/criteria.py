@@ -432,5 +432,6 @@ def from_dicts(data: Mapping[str, Mapping[str, Any]]) -> dict[str, Declared]:
 
 def replicate_mismatch(first: Mapping[str, Declared], other: Mapping[str, Declared]) -> list[CriterionChange]:
     """What makes ``other`` no replicate of ``first``: a correctness or timing criterion declared
-    differently (a collector or schema version alone does not)."""
-    return [c for c in criteria_changes(first, other) if c.judges != "record"]
+    differently, or the plan's words on its timing scope (a collector or schema version alone
+    does not)."""
+    return [c for c in criteria_changes(first, other) if c.judges != "record" or c.key == "timing_scope_note"]

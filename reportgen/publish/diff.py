@@ -38,6 +38,7 @@ from reportgen.judge.comparison import (
     nothing_judged,
     LAYOUT_MISSED,
     replicate_caveats,
+    replicate_timed,
     replicate_statuses,
     timed_flag,
     wait_flag,
@@ -1113,6 +1114,11 @@ class _Cells:
         measured_again = any(_before(r.cells.get(case), series) for r in (*self.befores, *self.afters))
         flags += result.remeasure_unlike if measured_again else []
         flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
+        if not series:  # the warm clock of every run of a side against its first run's
+            flags += replicate_timed(
+                (role, [(r.run_id, cell.timed if (cell := r.cells.get(case)) is not None else None) for r in side])
+                for role, side in (("before", self.befores), ("after", self.afters))
+            )
         reps = [[_repetitions(r.cells.get(case), series) for r in side] for side in (self.befores, self.afters)]
         earlier = [[_before(r.cells.get(case), series) for r in side] for side in (self.befores, self.afters)]
         whole = TOTALS if series == "decode_token" else ""  # the repetitions' decode times, tokens/s
