@@ -113,6 +113,16 @@ def test_a_misspelled_name_in_a_list_beside_ones_that_match_is_an_error_with_a_s
     ), output
 
 
+def test_a_very_long_misspelled_name_gets_no_suggestion_and_no_wait(tmp_path: Path) -> None:
+    """Suggesting a planned name for one of 20,000 characters compared them character by
+    character, for seconds a name (second review of this round, finding 4)."""
+    typo = B2_COMPILED + "x" * 20_000
+    text = f'[[explain]]\ncases = ["{B1_EAGER}", "{typo}"]\nexplanation = "x"\nverdict = "accepted"\nreason = "r"\n'
+    code, output = _report(tmp_path, _write(tmp_path, text))
+    # Refused without a suggestion: no name is compared with one of that length.
+    assert code == 1 and "which is not in the plan" in output and "did you mean" not in output, output
+
+
 def test_field_selectors_that_match_nothing_are_an_error(tmp_path: Path) -> None:
     code, output = _report(tmp_path, _write(tmp_path, '[[explain]]\ndtype = "bfloat16"\nexplanation = "x"\n'))
     assert code == 1 and "annotations.toml:1: [[explain]] #1 (dtype bfloat16) matches no planned cell" in output

@@ -313,7 +313,10 @@ def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Ann
         missing = [n for n in listed if n not in position]
         if missing:
             more = f" (and {len(missing) - 1} more not in it)" if len(missing) > 1 else ""
-            close = difflib.get_close_matches(missing[0], list(position)[:MAX_SUGGESTED], n=1)
+            # A suggestion only among names of a plausible length: difflib's cost grows with the
+            # product of the lengths, and a log's case names are untrusted text.
+            names = [name for name in list(position)[:MAX_SUGGESTED] if len(name) <= SHOWN_CHARS]
+            close = difflib.get_close_matches(missing[0], names, n=1) if len(missing[0]) <= SHOWN_CHARS else []
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise AnnotationError(
                 f"{entry.where(notes.path)}: {entry.label} names case {missing[0][:SHOWN_CHARS]!r}, which is not in the plan{more}{hint}"
