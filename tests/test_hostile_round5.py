@@ -260,3 +260,26 @@ def test_validate_holds_one_logs_findings_at_a_time(tmp_path: Path, monkeypatch:
     assert done.exit_code == 1, done.output
     assert [entry["valid"] for entry in json.loads(done.output)] == [False, False, False]
     assert alive == [0, 0, 0], alive  # no earlier log's reading still held when the next is read
+
+
+def test_a_hostile_key_or_bucket_is_shown_on_one_line_with_no_escape(tmp_path: Path) -> None:
+    """An unknown annotation or site configuration key holding a newline and an escape printed
+    them raw (a forged second line, a colour), and a 2 MB key a 2 MB line; publish printed a
+    bucket's escapes to the terminal (second review of this round, finding 8)."""
+    from reportgen.model.annotations import AnnotationError, parse_annotations
+    from reportgen.publish.site_compare import SiteConfigError, load_site_config
+
+    hostile = "verdikt\\n\\u001b[31mERR: fake"
+    with pytest.raises(AnnotationError) as note_error:
+        parse_annotations(f'[[explain]]\ncases = "b1-*"\nexplanation = "x"\n"{hostile}" = "y"\n', "annotations.toml")
+    with pytest.raises(AnnotationError) as long_error:
+        parse_annotations(f'[[explain]]\ncases = "b1-*"\nexplanation = "x"\n"{"k" * 100_000}" = "y"\n', "a.toml")
+    config = tmp_path / "site.toml"
+    config.write_text(f'[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n"{hostile}" = 1\n')
+    with pytest.raises(SiteConfigError) as site_error:
+        load_site_config(config)
+    published = CliRunner().invoke(main, ["publish", str(tmp_path), "s3://BAD/\x1b[2J\x1b]0;pwned\x07X"])
+    for said in (str(note_error.value), str(long_error.value), str(site_error.value), published.output.strip()):
+        assert "\n" not in said and "\x1b" not in said and "\x07" not in said, said
+        assert len(said) < 2_000, len(said)
+    assert "<U+001B>" in str(note_error.value) and "<U+000A>" in str(site_error.value)

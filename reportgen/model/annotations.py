@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from collector.tomltext import toml_text
+from collector.visible import visible
 from reportgen.model.annotation_form import MAX_EXPLANATION_CHARS as MAX_EXPLANATION_CHARS
 from reportgen.model.annotation_form import PATTERN_KEY as PATTERN_KEY
 from reportgen.model.annotation_form import SELECTORS as SELECTORS
@@ -213,11 +214,13 @@ def _validated(pattern: bool, table: Any, where: str, label: str, what: str) -> 
         return (PatternEntry if pattern else VerdictEntry).model_validate(table)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        field = ".".join(str(p) for p in first["loc"])
+        # A key is text from the file: shown (a newline or an escape as <U+...>) and cut.
+        field = visible(".".join(str(p) for p in first["loc"]), keep="")[:SHOWN_CHARS]
         said = first["msg"]
         if first["type"] == "extra_forbidden":  # in this tool's words, with the key meant
             keys = (PatternEntry if pattern else VerdictEntry).model_json_schema().get("properties", {})
-            close = difflib.get_close_matches(str(first["loc"][-1]), sorted(keys), n=1)
+            key = str(first["loc"][-1])
+            close = difflib.get_close_matches(key, sorted(keys), n=1) if len(key) <= SHOWN_CHARS else []
             said = "unknown key" + (f"; did you mean {close[0]!r}?" if close else "")
         raise AnnotationError(f"{where}: {label} {field + ': ' if field else ''}{said}") from None
 

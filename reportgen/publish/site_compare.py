@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collector import planschema
 from collector.tomltext import toml_text
+from collector.visible import visible
 from reportgen.judge.backend_docs import backend_name
 from reportgen.judge.comparison import CompareRefused
 from reportgen.contract.times import placeable
@@ -126,12 +127,13 @@ def load_site_config(path: Path) -> SiteConfig:
         lines = planschema.Checker(str(path), planschema.key_lines(text))
         shown = []
         for e in errors[:5]:
-            key = ".".join(str(p) for p in e["loc"])
+            key = visible(".".join(str(p) for p in e["loc"]), keep="")[:200]  # text from the file, shown
             line = lines.line_of(".".join(str(p) for p in e["loc"] if not isinstance(p, int)))
             what = "a required key, missing" if e["type"] == "missing" else e["msg"]
             if e["type"] == "extra_forbidden":
                 top = " (a site configuration has compare, compare_latest and history)" if len(e["loc"]) == 1 else ""
-                what = f"unknown key{top}{_close_key(str(e['loc'][-1]))}"
+                name = str(e["loc"][-1])
+                what = f"unknown key{top}{_close_key(name) if len(name) <= 200 else ''}"
             shown.append(f"{f'line {line}: ' if line else ''}{key}: {what}")
         more = f"; … and {len(errors) - 5:,} more" if len(errors) > 5 else ""
         raise SiteConfigError(f"{path}: {'; '.join(shown)}{more}") from None

@@ -78,7 +78,8 @@ def bucket_problem(url: str) -> str | None:
     bucket = url[len("s3://") :].split("/", 1)[0]
     if _BUCKET.fullmatch(bucket) and ".." not in bucket:
         return None
-    return f"{url}: {bucket!r} is no valid bucket name (3 to 63 lower-case letters, digits, '.' and '-')"
+    # Both as Python writes them (quoted, an escape as \x1b): text from the command line.
+    return f"{url[:200]!r}: {bucket[:100]!r} is no valid bucket name (3 to 63 lower-case letters, digits, '.' and '-')"
 
 
 def split_url(url: str) -> tuple[str, str]:
