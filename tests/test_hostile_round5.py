@@ -279,7 +279,9 @@ def test_a_hostile_key_or_bucket_is_shown_on_one_line_with_no_escape(tmp_path: P
     with pytest.raises(SiteConfigError) as site_error:
         load_site_config(config)
     published = CliRunner().invoke(main, ["publish", str(tmp_path), "s3://BAD/\x1b[2J\x1b]0;pwned\x07X"])
-    for said in (str(note_error.value), str(long_error.value), str(site_error.value), published.output.strip()):
+    (refusal,) = [line for line in published.output.splitlines() if line.startswith("Error: ")]
+    assert published.exit_code == 2 and "is no valid bucket name" in refusal
+    for said in (str(note_error.value), str(long_error.value), str(site_error.value), refusal):
         assert "\n" not in said and "\x1b" not in said and "\x07" not in said, said
         assert len(said) < 2_000, len(said)
     assert "<U+001B>" in str(note_error.value) and "<U+000A>" in str(site_error.value)
