@@ -501,3 +501,16 @@ def test_every_cell_failed_and_accepted_is_not_suitable_over_nothing(tmp_path: P
     text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "Suitable for the tested" not in text
     assert "No planned cell passed, so nothing here is evidence that the path is suitable." in text
+
+
+def test_a_printed_command_never_reads_a_path_as_an_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run folder named -x: the report's next step said `reportgen annotate -x/events.jsonl`,
+    which a shell passes as an option (second review of this round, finding 7)."""
+    log = _write(tmp_path / "-x", annotations="# mine\n")
+    monkeypatch.chdir(tmp_path)
+    report = CliRunner().invoke(main, ["report", "./-x/run/events.jsonl", "--out", "out", "--format", "md"])
+    assert report.exit_code == 0, report.output
+    assert "reportgen annotate ./-x/run/events.jsonl" in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    refused = CliRunner().invoke(main, ["annotate", "./-x/run/events.jsonl"])
+    assert refused.exit_code == 3 and "--out ./-x/run/annotations.new.toml" in refused.output, refused.output
+    assert log.is_file()

@@ -236,7 +236,7 @@ def _verdict_step(notes: AnnotationsState, log_name: str, then: str, rerun: str)
             "beside `{file}` (never over it); move them into `{file}`, say why and give each a verdict, then run `{rerun}` again.",
             n=str(notes.unexplained),
             annotate=annotate_command(log_name),
-            new=shlex.quote(os.path.join(os.path.dirname(log_name), "annotations.new.toml")),
+            new=shell_path(os.path.join(os.path.dirname(log_name), "annotations.new.toml")),
             file=notes.file,
             rerun=rerun,
         )
@@ -276,10 +276,16 @@ def _first(reasons: list[Reason], planless: bool = False) -> Reason:
     return reasons[0]
 
 
+def shell_path(path: str) -> str:
+    """A path as one argument of a pasted command: quoted for a shell (a folder name is text
+    from wherever the runs came from: pasted, it must run nothing else), and never read as an
+    option (a relative path that starts with '-' is written ./-x)."""
+    return shlex.quote(f"./{path}" if path.startswith("-") else path)
+
+
 def annotate_command(log_name: str) -> str:
-    """`reportgen annotate LOG` with the log's path quoted for a shell (a folder name is text
-    from wherever the runs came from: pasted, it must run nothing else)."""
-    return f"reportgen annotate {shlex.quote(log_name)}"
+    """`reportgen annotate LOG` with the log's path as one argument (shell_path)."""
+    return f"reportgen annotate {shell_path(log_name)}"
 
 
 def _collect_hint(run: RunModel, target: str | None = None) -> str:
@@ -290,7 +296,7 @@ def _collect_hint(run: RunModel, target: str | None = None) -> str:
     ``target``: the whole plan again on that target instead."""
     argv = [str(a) for a in (run.start.command or ())]
     plan = _option(argv, "--workload")
-    command = f"python -m collector --workload {shlex.quote(plan) if plan else 'PLAN.toml'}"
+    command = f"python -m collector --workload {shell_path(plan) if plan else 'PLAN.toml'}"
     for name in ("--target", "--warm", "--cold", "--cold-timeout"):
         value = target if name == "--target" and target else _option(argv, name)
         if value is not None:

@@ -10,8 +10,6 @@ the failed cells that file does not explain yet.
 
 from __future__ import annotations
 
-import shlex
-
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from reportgen.model.annotations import (
     load_annotations,
     parse_annotations,
 )
+from reportgen.judge.nextstep import shell_path
 from reportgen.model.groups import FailureGroup, failure_groups
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, replace_file, same_file
 from reportgen.model.runmodel import NotARun, RunModel, read_run
@@ -140,7 +139,7 @@ def write_skeleton(
     if out is None and not force and target.exists():
         name = existing.name if isinstance(existing, Path) else ANNOTATIONS_NAME
         raise SkeletonError(
-            f"{target}: already exists; not overwritten. `reportgen annotate {shlex.quote(str(log))} --out {shlex.quote(str(target.with_name('annotations.new.toml')))}` writes entries for the "
+            f"{target}: already exists; not overwritten. `reportgen annotate {shell_path(str(log))} --out {shell_path(str(target.with_name('annotations.new.toml')))}` writes entries for the "
             f"{len(waiting)} failed cell(s) {name} does not explain beside it (or use --force to replace it)",
             EXIT_EXISTS,
         )
