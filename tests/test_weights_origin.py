@@ -144,3 +144,31 @@ def test_diff_names_a_changed_weights_origin_among_the_criteria(tmp_path: Path) 
     changed = {c.key: c for c in diff.criteria}
     assert "weights_origin" in changed, list(changed)
     assert "synthetic" in str(changed["weights_origin"]) and "pretrained" in str(changed["weights_origin"])
+
+
+def test_diff_and_compare_name_an_unrecorded_origin_where_no_side_is_synthetic(tmp_path: Path) -> None:
+    """Two logs before 1.4: each run's headline said 'weights origin not recorded', but diff's
+    first line and compare's headline named it only beside synthetic weights (second review of
+    this round, finding 10)."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    before = _log(tmp_path / "a", None, version="1.3")
+    after = _log(tmp_path / "b", None, version="1.3")
+    events = [json.loads(line) for line in after.read_text(encoding="utf-8").splitlines()]
+    events[0]["run_id"] = "synthetic-later"
+    for event in events:  # another run: other samples
+        if event["kind"] == "timing" and event.get("warm"):
+            event["warm"] = logbuilder.scaled_warm(event["warm"], 0.9)
+    after.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    first = CliRunner().invoke(main, ["diff", str(before), str(after)]).output.splitlines()[0]
+    assert "weights origin not recorded on the before side" in first and "and the after side" in first, first
+    out = tmp_path / "cmp"
+    done = CliRunner().invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "md"])
+    assert done.exit_code == 0, done.output
+    answer = (out / "compare.md").read_text(encoding="utf-8").split("## 1. Answer", 1)[1]
+    headline = answer.lstrip().splitlines()[0]
+    assert "Weights origin not recorded on the candidate and baseline" in headline, headline

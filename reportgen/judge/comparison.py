@@ -1692,10 +1692,12 @@ def headline(comparison: Comparison) -> str:
         n = len(comparison.criteria)
         parts.insert(0, f"{n} {'criterion' if n == 1 else 'criteria'} declared differently (listed first)")
     made_up = [s.role for s in (c, b) if s.synthetic_weights]
+    unrecorded = [s.role for s in (c, b) if s.weights_unrecorded]  # not to be read as trained ones
     if made_up:  # a measurement, of a model no one trained: said before the answer, as each run's headline says it
-        unrecorded = [s.role for s in (c, b) if s.weights_unrecorded]  # not to be read as trained ones
         also = f"; weights origin not recorded on the {' and '.join(unrecorded)}" if unrecorded else ""
         parts.insert(0, f"Synthetic weights on the {' and '.join(made_up)}{also}")
+    elif unrecorded:  # neither side says its weights were trained: not to be read as if they were
+        parts.insert(0, f"Weights origin not recorded on the {' and '.join(unrecorded)}")
     synthetic = [s.role for s in (c, b) if s.synthetic]
     if synthetic:  # said first: whatever follows is evidence of nothing
         parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")

@@ -457,12 +457,18 @@ class RunDiff:
 
     @property
     def weights_note(self) -> str:
-        """'synthetic weights on the before and after sides (runs ...)', or ''."""
-        if not self.synthetic_weights:
-            return ""
-        unrecorded = f"; weights origin not recorded on {_on_sides(self.weights_unrecorded)}"
-        return f"synthetic weights on {_on_sides(self.synthetic_weights)}" + (
-            unrecorded if self.weights_unrecorded else ""
+        """'synthetic weights on the before and after sides (runs ...)' and 'weights origin not
+        recorded on ...', or ''."""
+        return "; ".join(
+            filter(
+                None,
+                (
+                    f"synthetic weights on {_on_sides(self.synthetic_weights)}" if self.synthetic_weights else "",
+                    f"weights origin not recorded on {_on_sides(self.weights_unrecorded)}"
+                    if self.weights_unrecorded
+                    else "",
+                ),
+            )
         )
 
     @property
@@ -569,7 +575,9 @@ class RunDiff:
     @property
     def leads(self) -> bool:
         """Whether ``lead`` says anything: a line giving the timing then starts with it."""
-        return bool(self.changed or self.synthetic or self.incomplete or self.synthetic_weights)
+        return bool(
+            self.changed or self.synthetic or self.incomplete or self.synthetic_weights or self.weights_unrecorded
+        )
 
     @property
     def unstable(self) -> list[str]:
@@ -864,12 +872,13 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         for role, side in (("before", befores), ("after", afters))
         if (ids := [r.run_id for r in side if r.weights_origin == "synthetic"])
     }
-    if result.synthetic_weights:
-        result.weights_unrecorded = {
-            role: ids
-            for role, side in (("before", befores), ("after", afters))
-            if (ids := [r.run_id for r in side if r.weights_origin is None])
-        }
+    # Neither trained nor made up, as far as the log says: named beside synthetic weights, and
+    # where no run has them (two logs before 1.4 are not two runs of trained weights).
+    result.weights_unrecorded = {
+        role: ids
+        for role, side in (("before", befores), ("after", afters))
+        if (ids := [r.run_id for r in side if r.weights_origin is None])
+    }
     result.incomplete = {
         role: ids
         for role, side in (("before", befores), ("after", afters))
@@ -1221,7 +1230,7 @@ def format_diff(diff: RunDiff) -> str:
     if len(diff.before_runs) > 1 or len(diff.after_runs) > 1:
         runs = f" (replicates: {', '.join(diff.before_runs)} -> {', '.join(diff.after_runs)})"
     synthetic = f" [{diff.synthetic_note}]" if diff.synthetic else ""
-    synthetic += f" [{diff.weights_note}]" if diff.synthetic_weights else ""
+    synthetic += f" [{diff.weights_note}]" if diff.weights_note else ""
     lines = [f"{diff.before} -> {diff.after}{runs}{synthetic}"]
     if diff.targets_differ:  # before anything else is read as a change on one target
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
