@@ -589,7 +589,10 @@ def warm_timed(cell: CellRecord) -> Timed | None:
     time different things, whatever their declared scope says."""
     for call, region, notes, synchronized in reversed(cell.timed):
         if call == "warm":
-            return None if region is None else (region, synchronized, notes)
+            # Work done off the clock (inputs copied to a device between samples) is no part of
+            # what the clock covered: two clocks that differ only there time the same stages.
+            inside = tuple(note for note in notes if "off the clock" not in note)
+            return None if region is None else (region, synchronized, inside)
     return None
 
 
