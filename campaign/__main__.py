@@ -635,10 +635,19 @@ def _load_ledger(location: str) -> Ledger:
         # Unless nothing was ever submitted (a --dry-run's planned file has no NAME.submission
         # beside it): then no task can have started, and nothing has written the folder yet.
         submitted = not path.is_file() or submission_file(path).exists()
-        if not Path(destination).is_dir() and submitted:
+        if not Path(destination).is_dir() and (submitted or os.path.lexists(destination)):
             raise LedgerError(
                 f"{destination}: the campaign's destination is not a folder on this host (not mounted here?); "
                 "run status where it is mounted, or give the ledger folder DESTINATION/_campaigns/<id>"
+            )
+        if not Path(destination).is_dir():  # said, since a planned file copied alone reads the same
+            _print(
+                _printable(
+                    f"campaign: warning: {destination} does not exist and no submission is recorded beside "
+                    f"{path.name}: nothing was submitted from it (a --dry-run), or it was copied here without "
+                    "its .submission and the destination is not mounted on this host"
+                ),
+                file=sys.stderr,
             )
         read, names = folder_access(Path(destination) / LEDGER_DIR / campaign_id)
         starts = folder_run_starts(Path(destination))

@@ -964,7 +964,15 @@ def test_status_after_a_dry_run_says_planned_not_unmounted(
     assert not (tmp_path / "fsx").exists()
     assert main(["status", str(tmp_path / "nightly.planned.json")]) == 1
     out = capsys.readouterr()
-    assert "not mounted" not in out.err and "no record yet: queued, or never started" in out.out, out
+    assert "no record yet: queued, or never started" in out.out, out
+    # Said, since a planned file copied alone to a host where the destination is not mounted
+    # reads the same way (second review of this round, finding 6).
+    assert "no submission is recorded beside nightly.planned.json: nothing was submitted from it" in out.err
+    # A destination that is there but no folder is not mounted as one: still the error.
+    (tmp_path / "fsx").mkdir()
+    (tmp_path / "fsx" / "runs").write_text("", encoding="utf-8")
+    assert main(["status", str(tmp_path / "nightly.planned.json")]) == 2
+    assert "is not a folder on this host (not mounted here?)" in capsys.readouterr().err
 
 
 def test_a_newline_in_a_ledger_record_starts_no_line_of_status(
