@@ -1521,9 +1521,14 @@ def _compile_cost(cells: list[CellComparison]) -> CompileCost:
 
 
 def _empty_cache_colds(cells: list[CellComparison], role: str) -> list[float]:
-    """A side's cold calls that compiled in a fresh process from an empty compile cache."""
+    """A side's cold calls that compiled in a fresh process from an empty compile cache (not one
+    fed another layout than its cell's: that first call was of other inputs)."""
     sides = [getattr(c, role) for c in cells]
-    return [x.cold_s for x in sides if x.cold_s is not None and x.cold_condition == "fresh_process_empty_cache"]
+    return [
+        x.cold_s
+        for x in sides
+        if x.cold_s is not None and x.cold_condition == "fresh_process_empty_cache" and "cold" not in x.layout_missed
+    ]
 
 
 COLD_AS_MISS = "; its cold call in a fresh process, empty compile cache"
