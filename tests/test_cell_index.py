@@ -45,7 +45,7 @@ def test_site_writes_one_row_per_run_and_cell(tmp_path: Path) -> None:
     build_site([tmp_path / "runs"], site)
     table = pq.read_table(site / INDEX_NAME)
     assert table.schema.names == [name for name, _, _ in COLUMNS]
-    assert table.schema.metadata[b"migration-record.cell-index"] == b"4"
+    assert table.schema.metadata[b"migration-record.cell-index"] == b"5"
     rows = table.to_pylist()
     planned = {
         name: [c["case"] for e in events if e["kind"] == "plan" for c in e["matrix"]] for name, events in runs.items()

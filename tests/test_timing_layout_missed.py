@@ -159,3 +159,31 @@ def test_a_cold_call_fed_another_layout_is_no_compile_figure_of_its_side(tmp_pat
     comparison = gather(base, cand)
     assert sorted(_empty_cache_colds(comparison.cells, "baseline")) == [4.5, 5.5]
     assert _empty_cache_colds(comparison.cells, "candidate") == [5.5]
+
+
+def test_the_exports_say_which_timed_calls_were_fed_another_layout(tmp_path: Path) -> None:
+    """details.csv, the site's index.parquet and the notebook frame said 'stable' beside a warm
+    loop fed another layout, with no column to filter it out (second review of this round,
+    finding 3)."""
+    import csv
+
+    import pyarrow.parquet as pq
+
+    from reportgen.publish.frame import load_cells
+
+    case = _first_case(tmp_path)
+    runs = tmp_path / "runs"
+    log = _run(runs, "missed", 1, missed=(case,))
+    out = tmp_path / "report"
+    assert RUNNER.invoke(main, ["report", str(log), "--out", str(out), "--format", "md"]).exit_code == 0
+    with (out / "details.csv").open(encoding="utf-8", newline="") as handle:
+        rows = {row["case"]: row for row in csv.DictReader(handle)}
+    assert rows[case]["timing_layout_missed"] == "warm" and rows[case]["warm_stability"] == "stable"
+    assert {row["timing_layout_missed"] for c, row in rows.items() if c != case} == {""}
+    site = tmp_path / "site"
+    assert RUNNER.invoke(main, ["site", str(runs), "--out", str(site)]).exit_code == 0
+    index = pq.read_table(site / "index.parquet").to_pylist()
+    assert {r["cell"]: r["timing_layout_missed"] for r in index}[case] == "warm"
+    assert [r["timing_layout_missed"] for r in index if r["cell"] != case] == [None] * (len(index) - 1)
+    frame = load_cells([log])
+    assert dict(zip(frame["case"], frame["timing_layout_missed"]))[case] == "warm"

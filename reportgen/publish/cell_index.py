@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     import pyarrow
 
 INDEX_NAME = "index.parquet"
-# 2: warm_stability; 3: a generation cell's two warm series; 4: performance_stopped. Stored in
-# the file's metadata: a reader can tell a later layout.
-FORMAT = 4
+# 2: warm_stability; 3: a generation cell's two warm series; 4: performance_stopped; 5:
+# timing_layout_missed. Stored in the file's metadata: a reader can tell a later layout.
+FORMAT = 5
 
 # (column, arrow type name, what it holds): the order of the file's columns.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -94,6 +94,11 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("cold_s", "float64", "the first call, seconds (only when correctness passed)"),
     ("compile_s", "float64", "compile and first result of the cell's graph, seconds (compiled cells that passed)"),
     ("cpu_fallback", "bool", "some ops of the cell fell back to the CPU"),
+    (
+        "timing_layout_missed",
+        "string",
+        "the timed calls fed another layout than the cell's ('warm', 'cold'; null: none): such a figure is not the cell's",
+    ),
     ("log", "string", "where the log is: its s3:// URL, or its copy in the site (runs/<slug>/events.jsonl)"),
     ("log_etag", "string", "the object's ETag as listed when the site was built (null for a local log)"),
     ("page", "string", "the run's page in the site"),
@@ -149,6 +154,9 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
                     "cold_s": getattr(cell, "cold_s", None),
                     "compile_s": getattr(cell, "compile_s", None),
                     "cpu_fallback": getattr(cell, "cpu_fallback", None),
+                    # The timed calls fed another layout than the cell's ('warm', 'cold'): such a
+                    # figure is not the cell's (None: none; a cell of a passing run only).
+                    "timing_layout_missed": ";".join(cell.layout_missed) or None if cell is not None else None,
                 }
             )
     return records

@@ -76,6 +76,9 @@ COLUMNS: dict[str, str] = {
     # The warm series' classification (judge/timing_stability): 'stable', 'unstable' or
     # 'unclassified'; only a stable series' median decides anything.
     "warm_stability": "string",
+    # The timed calls fed another layout than the cell's ('warm', 'cold', ';'-separated; empty:
+    # none): such a figure is not the cell's.
+    "timing_layout_missed": "string",
     "warm_samples": "Int64",
     # A passing generation cell's two warm series (time to first token; decode per token): the
     # median of its first run's series and that series' classification, as warm_stability's.
@@ -138,6 +141,7 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
                 )
                 if timed
                 else None,
+                "timing_layout_missed": ";".join(cell.timing_layout_missed),
                 "warm_samples": len(cell.warm_samples) if timed else None,
                 **_generation_columns(cell.case in generating and cell.status == "pass", cell),
                 "result_line": cell.result_line,

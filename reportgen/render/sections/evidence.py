@@ -93,6 +93,7 @@ DETAIL_COLUMNS = (
     "cold_cache_condition",
     "warm_median_s",
     "warm_stability",
+    "timing_layout_missed",
     "peak_device_memory_bytes",
     "log_line",
     "failure",
@@ -110,7 +111,9 @@ def detail_rows(
     holds the mismatch figures; the times come from the cell's timing event, each beside its
     scope: the cold call's cache condition, and the warm series' stability as the judge
     classified it (``stability``: case -> 'stable', 'unstable' or 'unclassified'; only a stable
-    median decides anything). ``failure`` and ``warnings`` (one a line) are the full texts that
+    median decides anything), and the timed calls fed another layout than the cell's
+    (``timing_layout_missed``: 'warm', 'cold' or both, ';'-separated; such a figure is not the
+    cell's). ``failure`` and ``warnings`` (one a line) are the full texts that
     the page cuts (``clip``). ``performance_stopped`` (``stopped``: the judge's
     ``Disposition.performance_stopped`` is not empty) is the same on every row of a run: True
     when mismatching cells without a verdict stop its performance acceptance, so that none of
@@ -138,6 +141,7 @@ def detail_row(c: CellRecord, stability: str | None = None, stopped: bool = Fals
         c.cold_condition if c.cold_s is not None else None,
         c.warm_median_s,
         stability if c.warm_median_s is not None else None,
+        ";".join(c.timing_layout_missed),
         c.peak_device_bytes,
         c.result_line,
         c.failure_text or "",
