@@ -246,6 +246,9 @@ class FigureChecks:
         self.shape_inputs: dict[tuple[Any, ...], tuple[tuple[Any, ...], str, int]] = {}
         # Each case's first result's inputs_fed (the tensors at the checked call) and its line.
         self.checked_fed: dict[str, tuple[Any, int]] = {}
+        # A timed call's inputs_fed logged before its cell's result (a cold call in a fresh
+        # process comes first): (call, tensors, line), checked when the result comes.
+        self.pending_fed: dict[str, tuple[str, Any, int]] = {}
         # From the environment line (its number, 0 before it): the installed torch's versions as
         # its metadata gives them; and a workload_reads line's torch (line, version) read before it.
         self.environment_line = 0
@@ -627,6 +630,8 @@ class FigureChecks:
             return why
         if not absent(fed := data.inputs_fed) and fed:
             self.checked_fed.setdefault(data.case, (fed, self.line))
+            if (why := self._fed_before(data, fed)) is not None:
+                return why
         if data.recompiled is False and (built := self.repeat_graphs.get(data.case)) is not None:
             # collector/run/cells.py: recompiled is whether the cache check's first call built a
             # graph or compiled a frame, the graphs its compile event counts.
@@ -824,31 +829,33 @@ class FigureChecks:
         each call was then timed on inputs it was never checked on, and a warm figure of it is not
         the cell's. Collectors from 0.16.0 refuse to time such a workload (no timing event)."""
         checked = self.checked_fed.get(data.case)
-        if checked is None:
-            return None
         cold = data.cold
-        theirs = {item.name: (tuple(item.shape), item.dtype) for item in checked[0]}
         for call, fed in (("warm", data.inputs_fed), ("cold", None if absent(cold) else cold.inputs_fed)):
             if absent(fed) or not fed:
                 continue
-            ours = {item.name: (tuple(item.shape), item.dtype) for item in fed}
-            if ours == theirs:
+            if checked is None:  # a cold call taken before its cell's check: judged at the check
+                self.pending_fed.setdefault(data.case, (call, fed, self.line))
                 continue
-            name = next((n for n in (*ours, *theirs) if ours.get(n) != theirs.get(n)))
-            mine, other = ours.get(name), theirs.get(name)
-            if mine is not None and other is not None and mine[0] == other[0]:  # same shape, another dtype
-                fed_text = f"input {name[:60]!r} as {mine[1][:40]}"
-                there = f"records it as {other[1][:40]}"
-            else:
-                fed_text = (
-                    f"no input {name[:60]!r}" if mine is None else f"input {name[:60]!r} of shape {_dims(mine[0])}"
+            if (differs := _fed_differs(fed, checked[0])) is not None:
+                fed_text, there = differs
+                return (
+                    f"{'cold.' if call == 'cold' else ''}inputs_fed: the {call} timed call was fed {fed_text}, "
+                    f"but the cell's case_result (line {checked[1]}) {there} at the checked call: the timing is not of the inputs the cell was checked with"
                 )
-                there = "records no such input" if other is None else f"records it with shape {_dims(other[0])}"
-            return (
-                f"{'cold.' if call == 'cold' else ''}inputs_fed: the {call} timed call was fed {fed_text}, "
-                f"but the cell's case_result (line {checked[1]}) {there} at the checked call: the timing is not of the inputs the cell was checked with"
-            )
         return None
+
+    def _fed_before(self, data: Any, fed: Any) -> str | None:
+        """A cold call the collector took in a fresh process before the cell's check (its timing
+        event comes first) was fed the tensors the check records, as any timed call is."""
+        pending = self.pending_fed.pop(data.case, None)
+        if pending is None or (differs := _fed_differs(pending[1], fed)) is None:
+            return None
+        call, _, line = pending
+        fed_text, there = differs
+        return (
+            f"the {call} timed call of line {line} was fed {fed_text}, but this result {there} at the checked call: "
+            "that timing is not of the inputs the cell was checked with"
+        )
 
     def _scope(self, data: Any, warm: bool = False) -> str | None:
         """A timing event's scope says what its clock covered: the stages its timed_region holds,
@@ -1259,6 +1266,21 @@ def _error_stats(stats: Any, version: str, name: str = "error_stats") -> str | N
     if stats.mismatched > 0 and diff <= allowed and schema_tuple(version) >= (1, 2):
         return f"{name} counts {stats.mismatched} elements outside the tolerance, but its worst element's |diff| {diff} is within its allowance {allowed}"
     return None
+
+
+def _fed_differs(fed: Any, checked: Any) -> tuple[str, str] | None:
+    """How tensors a timed call was fed differ from those a cell was checked with, by name,
+    shape and dtype: (what it was fed, what the check records), in words; None when alike."""
+    ours = {item.name: (tuple(item.shape), item.dtype) for item in fed}
+    theirs = {item.name: (tuple(item.shape), item.dtype) for item in checked}
+    if ours == theirs:
+        return None
+    name = next((n for n in (*ours, *theirs) if ours.get(n) != theirs.get(n)))
+    mine, other = ours.get(name), theirs.get(name)
+    if mine is not None and other is not None and mine[0] == other[0]:  # same shape, another dtype
+        return f"input {name[:60]!r} as {mine[1][:40]}", f"records it as {other[1][:40]}"
+    fed_text = f"no input {name[:60]!r}" if mine is None else f"input {name[:60]!r} of shape {_dims(mine[0])}"
+    return fed_text, "records no such input" if other is None else f"records it with shape {_dims(other[0])}"
 
 
 def _dims(shape: tuple[Any, ...]) -> str:
