@@ -267,3 +267,33 @@ def test_a_cold_call_taken_before_its_cells_check_is_held_to_the_inputs_the_chec
     assert errors[0][1].startswith(
         f"case_result {case!r}: the cold timed call of line {timing + 1} was fed input 'input_ids' as int32, but this result records it as int64"
     )
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (
+            {"contiguous": False, "strides": [32, 2]},
+            "layout_achieved is true, but the tensors inputs_fed records are noncontiguous",
+        ),
+        ({"device": "meta"}, "none of the tensors inputs_fed records is on a cpu device"),
+    ],
+    ids=["layout", "device"],
+)
+def test_a_warm_loops_inputs_fed_are_held_to_its_layout_and_device(
+    tmp_path: Path, change: dict[str, Any], said: str
+) -> None:
+    """A warm loop's inputs_fed marked non-contiguous beside layout_achieved true, or on the meta
+    device, validated, and diff read the loop as the cell's (second review of this round,
+    finding 7): the checks a result's inputs_fed get hold for a warm loop's too."""
+    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
+    events = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
+    case = "b1-l16-contiguous-float32-eager"
+    warm = next(i for i, e in enumerate(events) if e["kind"] == "timing" and e.get("case") == case and e.get("warm"))
+    assert events[warm]["layout_achieved"] is True
+    for tensor in events[warm]["inputs_fed"]:
+        tensor.update(change)
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    errors = [(p.line, p.message) for p in read_log(path).errors]
+    assert len(errors) == 1 and errors[0][0] == warm + 1 and said in errors[0][1], errors

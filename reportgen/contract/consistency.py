@@ -708,7 +708,7 @@ class FigureChecks:
             if not tensor.contiguous:
                 first = "noncontiguous"
                 break
-        said = data.layout_fed
+        said = getattr(data, "layout_fed", None)  # a timing event records none
         if not absent(said) and said != first:
             return f"layout_fed is {said}, but the tensors inputs_fed records for that call are {first}"
         cell = self._cell(data.case) if data.layout_achieved is True else None
@@ -805,6 +805,10 @@ class FigureChecks:
             or self._fastest(data.case, data.warm.min_s)
             or self._scope(data, warm=True)
             or self._timed_inputs(data)
+            # What the warm calls were fed says what layout_achieved and the device say of them,
+            # as a result's does (a warm loop is timed after a pass only).
+            or self._layout(data)
+            or self._device(data)
         )
 
     def _cold_first_token(self, case: str, timing: Any) -> str | None:
