@@ -81,7 +81,12 @@ def test_the_first_line_of_diff_and_the_compare_headline_name_a_synthetic_side(t
     before = _write(tmp_path / "m", _measured(base_events()), "measured-run")
     after = _write(tmp_path / "s", base_events(), "synthetic-run", "2026-01-02T00:00:00Z")
     first = _diff(before, after).splitlines()[0]
-    assert "synthetic fixture on the after side (synthetic-run)" in first and "before side" not in first
+    assert (
+        "synthetic fixture on the after side (synthetic-run)" in first
+        and "synthetic fixture on the before" not in first
+    )
+    # The measured side's log (schema 1.0) does not say where its weights come from: named too.
+    assert first.endswith("[weights origin not recorded on the before side (measured-run)]"), first
     assert "synthetic fixture on the after side" in _diff(before, after, "--format", "md").splitlines()[0]
     data = json.loads(_diff(before, after, "--format", "json"))
     assert data["synthetic"] == {"after": ["synthetic-run"]} and "evidence of nothing" in data["synthetic_note"]
@@ -222,7 +227,11 @@ def test_threads_changed_in_a_middle_cell_only_are_named_and_flag_that_cell(tmp_
     assert result.exit_code == 0, result.output
     # Named first, after the one fact these logs do not hold (no CPU wait read around the loops).
     first = result.output.splitlines()[0]
-    assert first.startswith("time the threads waited for a CPU not recorded on the baseline and candidate: ")
+    # (These logs, schema 1.0, say nothing of where their weights come from: named first.)
+    assert first.startswith(
+        "Weights origin not recorded on the candidate and baseline; "
+        "time the threads waited for a CPU not recorded on the baseline and candidate: "
+    ), first
     assert "; 2 host changes (listed first); " in first, result.output
 
 
@@ -462,11 +471,11 @@ def test_the_history_names_host_changes_before_its_timing_line(tmp_path: Path) -
     named = "changed first (3 host: torch threads, device name and 1 more; time the threads waited for a CPU not"
     named += " recorded on the before and after: contention not judged on either; named below)"
     assert latest.index(named) < latest.index("faster")
-    row = re.search(r"<td>([^<]*geometric[^<]*|changed first[^<]*)</td>", page)
+    row = re.search(r"<td>([^<]*geometric[^<]*|[^<]*changed first[^<]*)</td>", page)
     # A history row's cell counts them (named below it): a row of names would widen the table.
     counted = "changed first (3 host, time the threads waited for a CPU not recorded on the before and after: "
     counted += "contention not judged on either; named below)"
-    assert row is not None and row.group(1).startswith(counted + ": "), row
+    assert row is not None and counted + ": " in row.group(1), row
     change = page[page.index("What changed between consecutive runs") :]
     assert change.index("Host facts recorded differently (3)") < change.index("Disposition:")
 
@@ -575,7 +584,8 @@ def test_a_changed_gpu_clock_is_named_before_any_speed_word(tmp_path: Path) -> N
     result = RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(out), "--format", "html,md,json"])
     assert result.exit_code == 0, result.output
     first = result.output.splitlines()[0]
-    assert first.startswith("1 host change (listed first)") and first.index("host change") < first.index("slower")
+    assert first.startswith("Weights origin not recorded on the candidate and baseline; 1 host change (listed first)")
+    assert first.index("host change") < first.index("slower")
     assert named in [tuple(h) for h in json.loads((out / "compare.json").read_text(encoding="utf-8"))["host"]]
     compare_md = (out / "compare.md").read_text(encoding="utf-8")
     assert compare_md.index("**Host facts differ (1):**") < compare_md.index("GPU SM clock") < compare_md.index("## 2.")

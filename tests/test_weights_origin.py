@@ -158,12 +158,16 @@ def test_diff_and_compare_name_an_unrecorded_origin_where_no_side_is_synthetic(t
     (tmp_path / "b").mkdir()
     before = _log(tmp_path / "a", None, version="1.3")
     after = _log(tmp_path / "b", None, version="1.3")
-    events = [json.loads(line) for line in after.read_text(encoding="utf-8").splitlines()]
-    events[0]["run_id"] = "synthetic-later"
-    for event in events:  # another run: other samples
-        if event["kind"] == "timing" and event.get("warm"):
-            event["warm"] = logbuilder.scaled_warm(event["warm"], 0.9)
-    after.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    for path, run_id, factor in ((before, "earlier", 1.0), (after, "later", 0.9)):
+        events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        # Marked as measurements here (a synthetic fixture's side is evidence of nothing, said
+        # first instead), each its own run with its own samples.
+        events[0].update(run_id=run_id, origin="measured")
+        events[0].pop("origin_note", None)
+        for event in events:
+            if event["kind"] == "timing" and event.get("warm"):
+                event["warm"] = logbuilder.scaled_warm(event["warm"], factor)
+        path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     first = CliRunner().invoke(main, ["diff", str(before), str(after)]).output.splitlines()[0]
     assert "weights origin not recorded on the before side" in first and "and the after side" in first, first
     out = tmp_path / "cmp"

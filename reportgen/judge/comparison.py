@@ -1700,7 +1700,8 @@ def headline(comparison: Comparison) -> str:
         n = len(comparison.criteria)
         parts.insert(0, f"{n} {'criterion' if n == 1 else 'criteria'} declared differently (listed first)")
     made_up = [s.role for s in (c, b) if s.synthetic_weights]
-    unrecorded = [s.role for s in (c, b) if s.weights_unrecorded]  # not to be read as trained ones
+    # Not to be read as trained ones (a synthetic fixture's side is evidence of nothing, said first).
+    unrecorded = [s.role for s in (c, b) if s.weights_unrecorded and (made_up or not s.synthetic)]
     if made_up:  # a measurement, of a model no one trained: said before the answer, as each run's headline says it
         also = f"; weights origin not recorded on the {' and '.join(unrecorded)}" if unrecorded else ""
         parts.insert(0, f"Synthetic weights on the {' and '.join(made_up)}{also}")

@@ -873,11 +873,16 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         if (ids := [r.run_id for r in side if r.weights_origin == "synthetic"])
     }
     # Neither trained nor made up, as far as the log says: named beside synthetic weights, and
-    # where no run has them (two logs before 1.4 are not two runs of trained weights).
+    # where no run has them (two logs before 1.4 are not two runs of trained weights). A
+    # synthetic fixture's side is already evidence of nothing, said first.
     result.weights_unrecorded = {
         role: ids
         for role, side in (("before", befores), ("after", afters))
-        if (ids := [r.run_id for r in side if r.weights_origin is None])
+        if (
+            ids := [
+                r.run_id for r in side if r.weights_origin is None and (result.synthetic_weights or not r.synthetic)
+            ]
+        )
     }
     result.incomplete = {
         role: ids
