@@ -35,7 +35,7 @@ def test_findings_past_the_kept_ones_are_counted_not_kept(tmp_path: Path, monkey
     text = CliRunner().invoke(main, ["validate", str(log)])
     assert text.exit_code == 1
     assert text.output.splitlines()[-1].endswith("INVALID, incomplete, 1 events, 200 errors, 1 warnings"), text.output
-    assert "... and 181 more problems (--max-problems 0 shows the first 50)" in text.output
+    assert "... and 181 more problems (--max-problems 0 shows the first 50 errors and 50 warnings)" in text.output
     data = json.loads(CliRunner().invoke(main, ["validate", "--json", str(log)]).output)
     assert len([p for p in data[0]["problems"] if p["severity"] == "error"]) == 50 and data[0]["more_errors"] == 150
 
@@ -50,8 +50,9 @@ def test_a_finding_quoting_a_huge_value_is_cut(tmp_path: Path) -> None:
     assert problem.message.endswith("characters)") and "(cut: " in problem.message
 
 
+@pytest.mark.parametrize("where", ["events.jsonl", "runs"])
 def test_a_full_disk_while_a_site_copies_a_log_is_an_output_failure_not_the_logs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     """A full disk while the site copied a log said the log 'could not be rendered: OSError',
     exit 1, and the no-change record kept that: with space again, the next build still left the
@@ -67,8 +68,9 @@ def test_a_full_disk_while_a_site_copies_a_log_is_an_output_failure_not_the_logs
     real = files.write_bytes_if_changed
 
     def full(path: Path, data: bytes, root: Path) -> bool:
-        if path.name == "events.jsonl":
-            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        if path.name == "events.jsonl":  # the copy itself, or the folder the site makes for it
+            failed = path if where == "events.jsonl" else out / "runs"
+            raise OSError(errno.ENOSPC, "No space left on device", str(failed))
         return real(path, data, root)
 
     monkeypatch.setattr(files, "write_bytes_if_changed", full)

@@ -170,6 +170,8 @@ def test_diff_and_compare_name_an_unrecorded_origin_where_no_side_is_synthetic(t
         path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     first = CliRunner().invoke(main, ["diff", str(before), str(after)]).output.splitlines()[0]
     assert "weights origin not recorded on the before side" in first and "and the after side" in first, first
+    md = CliRunner().invoke(main, ["diff", str(before), str(after), "--format", "md"]).output.splitlines()[0]
+    assert "(weights origin not recorded on the before side" in md, md
     out = tmp_path / "cmp"
     done = CliRunner().invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "md"])
     assert done.exit_code == 0, done.output

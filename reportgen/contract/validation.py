@@ -961,7 +961,9 @@ def _format_reading(reading: LogReading, max_problems: int) -> str:
     uncounted = reading.more_errors + reading.more_warnings
     if hidden:
         shows = (
-            "--max-problems 0 shows all" if not uncounted else f"--max-problems 0 shows the first {MAX_KEPT_PROBLEMS:,}"
+            "--max-problems 0 shows all"
+            if not uncounted
+            else f"--max-problems 0 shows the first {MAX_KEPT_PROBLEMS:,} errors and {MAX_KEPT_PROBLEMS:,} warnings"
         )
         lines.append(f"{shown(reading.path)}: ... and {hidden + uncounted} more problems ({shows})")
     elif uncounted:

@@ -1064,7 +1064,7 @@ def _render_runs(
         except UnsafeOutput:
             raise  # the output folder leads elsewhere: no page is written at all
         except Exception as exc:  # one bad log never stops the others' pages
-            if isinstance(exc, OSError) and _written_in(exc, page_dir):
+            if isinstance(exc, OSError) and _written_in(exc, page_dir, out_dir):
                 # The output cannot be written (a full disk, a quota): no fault of the log, and
                 # nothing the next build should remember of it. The command exits 2 saying so.
                 raise
@@ -1075,16 +1075,18 @@ def _render_runs(
     return pages
 
 
-def _written_in(exc: OSError, page_dir: Path) -> bool:
-    """Whether a failed file operation was on a file of the run's page folder, where the site
-    writes and no input lies (a log below --out, in a Pages root's data/, is read, not written)."""
+def _written_in(exc: OSError, page_dir: Path, out_dir: Path) -> bool:
+    """Whether a failed file operation was one of the site's writes: on a file of the run's
+    page folder, or on a folder the site makes for it (--out/runs), where no input lies (a log
+    below --out, in a Pages root's data/, is read, not written)."""
     name = exc.filename
     if not isinstance(name, str | os.PathLike):
         return False
     try:
-        return Path(os.path.realpath(name)).is_relative_to(os.path.realpath(page_dir))
+        failed, page, out = (Path(os.path.realpath(p)) for p in (name, page_dir, out_dir))
     except (OSError, ValueError):
         return False
+    return failed.is_relative_to(page) or (page.is_relative_to(failed) and failed.is_relative_to(out))
 
 
 def _comparison_pages(
