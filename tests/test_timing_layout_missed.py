@@ -44,6 +44,27 @@ def _run(
     return path
 
 
+def replicate_args(head: list[str], befores: list[Path], afters: list[Path], flags: tuple[str, str]) -> list[str]:
+    """``head`` then each run of a side after its flag (--before/--after, --baseline/--candidate)."""
+    args = list(head)
+    for flag, side in zip(flags, (befores, afters)):
+        for path in side:
+            args += [flag, str(path)]
+    return args
+
+
+def _cold_missed(tmp_path: Path, case: str) -> tuple[Path, Path]:
+    """Two runs; the candidate's cold call of ``case`` was fed another layout."""
+    base = _run(tmp_path, "base", 1)
+    cand = _run(tmp_path, "cand", 2)
+    events = [json.loads(line) for line in cand.read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        if event["kind"] == "timing" and event.get("case") == case:
+            event["cold"]["layout_achieved"] = False
+    cand.write_text(dumps(events), encoding="utf-8")
+    return base, cand
+
+
 def _first_case(tmp_path: Path) -> str:
     return str(_cells(timing_log("synthetic-probe"), "timing")[0]["case"])
 
@@ -71,12 +92,9 @@ def test_replicates_whose_only_slowdown_has_a_loop_fed_another_layout_do_not_gat
         _run(tmp_path, "a2", 5, 1.5, missed=(case,), slowed=(case,)),
         _run(tmp_path, "a3", 6, 1.5, slowed=(case,)),
     ]
-    args = ["diff", "--fail-on", "worse"]
-    for path in befores:
-        args += ["--before", str(path)]
-    for path in afters:
-        args += ["--after", str(path)]
-    result = RUNNER.invoke(main, args)
+    result = RUNNER.invoke(
+        main, replicate_args(["diff", "--fail-on", "worse"], befores, afters, ("--before", "--after"))
+    )
     assert f"{CASE_WORD} (after replicate synthetic-a2)" in result.output, result.output
     assert result.exit_code == 0, result.output
 
@@ -108,13 +126,7 @@ def test_the_trend_names_the_warm_point_fed_another_layout(tmp_path: Path) -> No
 def test_compare_takes_no_ratio_of_a_cold_call_fed_another_layout(tmp_path: Path) -> None:
     """A cold first call fed another layout was compared as the cell's first call."""
     case = _first_case(tmp_path)
-    base = _run(tmp_path, "base", 1)
-    cand = _run(tmp_path, "cand", 2)
-    events = [json.loads(line) for line in cand.read_text(encoding="utf-8").splitlines()]
-    for event in events:
-        if event["kind"] == "timing" and event.get("case") == case:
-            event["cold"]["layout_achieved"] = False
-    cand.write_text(dumps(events), encoding="utf-8")
+    base, cand = _cold_missed(tmp_path, case)
     out = tmp_path / "cmp"
     result = RUNNER.invoke(main, ["compare", str(base), str(cand), "--out", str(out), "--format", "json"])
     assert result.exit_code == 0, result.output
@@ -148,14 +160,7 @@ def test_a_cold_call_fed_another_layout_is_no_compile_figure_of_its_side(tmp_pat
     from reportgen.judge.comparison import _empty_cache_colds
     from reportgen.render.compare import gather
 
-    compiled = "b1-l16-contiguous-float32-compiled"
-    base = _run(tmp_path, "base", 1)
-    cand = _run(tmp_path, "cand", 2)
-    events = [json.loads(line) for line in cand.read_text(encoding="utf-8").splitlines()]
-    for event in events:
-        if event["kind"] == "timing" and event.get("case") == compiled:
-            event["cold"]["layout_achieved"] = False
-    cand.write_text(dumps(events), encoding="utf-8")
+    base, cand = _cold_missed(tmp_path, "b1-l16-contiguous-float32-compiled")
     comparison = gather(base, cand)
     assert sorted(_empty_cache_colds(comparison.cells, "baseline")) == [4.5, 5.5]
     assert _empty_cache_colds(comparison.cells, "candidate") == [5.5]

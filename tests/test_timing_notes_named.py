@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from reportgen.cli import main
 from tests.conftest import REPO
 from tests.logbuilder import scaled_warm
+from tests.test_timing_layout_missed import replicate_args
 
 RUNNER = CliRunner()
 SAMPLE = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
@@ -83,21 +84,16 @@ def test_a_replicate_whose_clock_did_its_stages_otherwise_is_flagged(tmp_path: P
     # Samples scaled down only: a loop's wall time must still hold its samples.
     befores = [_scaled(tmp_path, f"b{i}", 0.7 + i / 1000) for i in (1, 2, 3)]
     afters = [_scaled(tmp_path, "a1", 0.9), _scaled(tmp_path, "a2", 0.901, _noted), _scaled(tmp_path, "a3", 0.902)]
-    args = ["diff", "--fail-on", "worse"]
-    for path in befores:
-        args += ["--before", str(path)]
-    for path in afters:
-        args += ["--after", str(path)]
-    result = RUNNER.invoke(main, args)
+    result = RUNNER.invoke(
+        main, replicate_args(["diff", "--fail-on", "worse"], befores, afters, ("--before", "--after"))
+    )
     timed = [line for line in result.output.splitlines() if " ms -> " in line]
     assert timed and all("different timed region on the after replicate a2 than its first run" in t for t in timed)
     assert result.exit_code == 0, result.output  # nothing judged slower: every ratio is flagged
     out = tmp_path / "cmp"
-    args = ["compare", "--out", str(out), "--format", "json"]
-    for path in befores:
-        args += ["--baseline", str(path)]
-    for path in afters:
-        args += ["--candidate", str(path)]
+    args = replicate_args(
+        ["compare", "--out", str(out), "--format", "json"], befores, afters, ("--baseline", "--candidate")
+    )
     assert RUNNER.invoke(main, args).exit_code == 0
     cells = json.loads((out / "compare.json").read_text(encoding="utf-8"))["cells"]
     flags = [c["timing"]["flags"] for c in cells if (c.get("timing") or {}).get("warm")]
