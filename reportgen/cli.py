@@ -1090,9 +1090,7 @@ Examples:
 def publish(folder: Path, destination: str, delete: bool) -> None:
     from reportgen.storage import is_remote
     from reportgen.storage.sources import RemoteError, Store
-    from reportgen.storage.remote import publish as publish_folder
-
-    from reportgen.storage.remote import bucket_problem
+    from reportgen.storage.remote import bucket_problem, publish as publish_folder
 
     if not is_remote(destination):
         raise click.BadParameter("an s3://bucket/prefix location", param_hint="DESTINATION")

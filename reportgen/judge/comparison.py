@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from collector.timing import OFF_CLOCK_NOTE
 from reportgen.contract import events as ev
 from reportgen.judge.changes import (
     code_and_data_changes,
@@ -591,7 +592,7 @@ def warm_timed(cell: CellRecord) -> Timed | None:
         if call == "warm":
             # Work done off the clock (inputs copied to a device between samples) is no part of
             # what the clock covered: two clocks that differ only there time the same stages.
-            inside = tuple(note for note in notes if "off the clock" not in note)
+            inside = tuple(note for note in notes if note != OFF_CLOCK_NOTE)
             return None if region is None else (region, synchronized, inside)
     return None
 

@@ -52,9 +52,15 @@ from reportgen.publish.summary import RunSummary, slug
 from reportgen.render.compare import LocationError, gather, write_comparison
 from reportgen.render.report import ReportInputError
 from reportgen.render.templating import Assets
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
+from reportgen.storage.local import (
+    DEFAULT_MAX_LOG_BYTES,
+    MAX_SIDE_FILE_BYTES,
+    NotReadable,
+    UnsafeOutput,
+    read_bounded,
+    remove_inside,
+)
 from reportgen.storage.sources import LogRef
-from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, UnsafeOutput, read_bounded, remove_inside
 
 
 class _Strict(BaseModel):
