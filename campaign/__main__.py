@@ -100,6 +100,7 @@ examples:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m campaign",
+        allow_abbrev=False,
         description="Run a campaign file (workloads x environments x repeats) as Slurm job-array tasks or "
         "Kubernetes Indexed Job completions, keep a ledger of every planned task in the destination, "
         "print it, and resubmit the tasks that ran and did not finish well. See docs/campaigns.md.",
@@ -109,6 +110,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     commands = parser.add_subparsers(dest="command", required=True, metavar="{submit,status,resume}")
     submit = commands.add_parser(
         "submit",
+        allow_abbrev=False,
         help="write the scheduler's input and submit it (Slurm) or print how (Kubernetes)",
         description="Write the scheduler's input, the task script, the task list and NAME.planned.json, "
         "then submit with sbatch (Slurm), or print the kubectl create command (Kubernetes). "
@@ -119,6 +121,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     resume = commands.add_parser(
         "resume",
+        allow_abbrev=False,
         help="submit again the tasks that ran and did not finish well",
         description="Read the ledger and submit again, as the next submission of the same campaign id, "
         "the tasks that ran and did not finish well (failed, stopped, lost or unverified) and those sbatch "
@@ -164,6 +167,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     submit.add_argument("--list", action="store_true", help="print the tasks (index and label) and exit")
     status = commands.add_parser(
         "status",
+        allow_abbrev=False,
         help="print the ledger: every planned task and its latest attempt",
         description="Print the ledger: every planned task (done, failed, stopped, running, lost, "
         f"planned: {UNRECORDED_WORDS}, or unverified: done by its record, but no run it names at the "

@@ -165,6 +165,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
     parser = _Parser(
         prog="python -m collector [run]",
+        allow_abbrev=False,  # an option is written whole: a log's command reads as typed, and a new option never changes an old abbreviation's meaning
         description="Run a workload plan on one target and write RUNS_DIR/<run-id>/events.jsonl "
         "with artifacts/ and traces/ beside it. Progress goes to stderr.",
         epilog=EPILOG,

@@ -70,7 +70,7 @@ def flush(markers: Any, case: str | None, passed: bool = False, cold: dict[str, 
 
 def main() -> None:
     markers = marker_stream()
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, allow_abbrev=False)
     add_source_args(parser)
     parser.add_argument("--run-dir", required=True)
     parser.add_argument("--target", required=True)

@@ -45,7 +45,7 @@ from collector.workload import (
 
 def main() -> None:
     markers = marker_stream()
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, allow_abbrev=False)
     add_source_args(parser)
     parser.add_argument("--run-dir", required=True)
     parser.add_argument("--case", required=True)

@@ -47,6 +47,7 @@ class _Parser(argparse.ArgumentParser):
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = _Parser(
         prog="python -m collector inspect",
+        allow_abbrev=False,
         description="Capture each planned shape's graph on this CPU (no device) and log its operators, graph breaks, "
         "float64 and out-of-int32 int64 tensors and input layouts, for reportgen plan-check --inspection.",
         epilog="exit codes:\n"
