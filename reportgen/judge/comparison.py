@@ -73,7 +73,7 @@ from reportgen.judge.identity import (
     planned_fields,
     same_weights,
 )
-from reportgen.judge.localization import judge_localization, ratio_text
+from reportgen.judge.localization import judge_localization
 from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
@@ -688,20 +688,9 @@ def cache_outcome_of(misses: int | None, hits: int | None, condition: str) -> st
 
 
 def _diverges(cell: CellRecord) -> str | None:
-    """Where a localised cell's error arises: its first diverging module, or that none is beyond the tolerance."""
+    """Where a localised cell's error arises (the judge's phrase for it), or None when not localised."""
     event = cell.localization if cell.localized else None
-    if event is None:
-        return None
-    found = judge_localization(event)
-    if found.failure:
-        return "localisation failed"
-    if found.first is None:
-        return "localised: no module's own error beyond the tolerance"
-    return (
-        f"{found.first_words} {found.first.name} ({found.first.type}), local {ratio_text(found.first.local)} × the allowance"
-        + (f", {len(found.inherited)} after it inherit" if found.inherited else "")
-        + found.unmeasured_words
-    )
+    return None if event is None else judge_localization(event).brief
 
 
 def reference_contents(run: RunModel) -> tuple[dict[str, str], dict[str, dict[str, str]]]:

@@ -421,13 +421,16 @@ def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: 
 
 
 def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
-    """Where the first few localised cells diverge (the module an operator change concerns), as a sentence; "" when none was localised."""
-    found = []
+    """Where the first few localised cells' errors arise (the module an operator change concerns,
+    or the code between modules), as a sentence; "" when none was localised to a place."""
+    found, modules_only = [], True
     for cell in cells[:50]:  # events are built per cell looked at: a long log has thousands of failed cells
         event = cell.localization if cell.lines else None
         judged = judge_localization(event) if event is not None else None
-        first = judged.first if judged is not None else None
-        if judged is not None and first is not None:
+        if judged is None or judged.failure:
+            continue
+        first = judged.first
+        if judged.gap is None and first is not None:
             ops = (
                 f"; operators {', '.join(first.operators[:8])}{' …' if len(first.operators) > 8 else ''}"
                 if first.operators
@@ -435,9 +438,14 @@ def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
             )
             among = " (among those measured" + judged.unmeasured_words + ")" if judged.unmeasured else ""
             found.append(f"{cell.case}: {first.name} ({first.type}{ops}){among}")
+        elif judged.gap is not None or judged.unlocal is not None:
+            found.append(f"{cell.case}: {judged.brief}")
+            modules_only = False
         if len(found) == named:
             break
-    return f" First diverging module, from the localisation: {'; '.join(found)}." if found else ""
+    if not found:
+        return ""
+    return f" {'First diverging module' if modules_only else 'Where the error arises'}, from the localisation: {'; '.join(found)}."
 
 
 def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:

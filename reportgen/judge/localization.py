@@ -16,6 +16,11 @@ The collector measures each module's first call only. A module called more than 
 point named may go wrong in a later call, so the sentence names that as a possibility instead of
 a definite place. A mismatching cell whose every module is within the tolerance end to end has its
 error in what was not measured: modules the bounds skipped, later calls, or code no module covers.
+Where the first module beyond the tolerance end to end has no local figure (it could not be run
+or compiled alone), its own error is unknown: the error arises in it or before it, and nothing is
+said to build up. The modules ``max_modules`` cut are the last ones in the reference's execution
+order (collector/localize.py keeps the first ones), so they are never said to come before a
+module named.
 """
 
 from __future__ import annotations
@@ -96,6 +101,10 @@ class Localized:
     # Modules after the one named, beyond the tolerance end to end, called more than once: only
     # their first call was measured, so they are not said to only inherit the error.
     again_after: tuple[tuple[str, int], ...] = ()
+    # The first module beyond the tolerance end to end, where no module is named and its own
+    # (local) error was not measured: the error arises in it or before it.
+    unlocal: ModuleVerdict | None = None
+    brief: str = ""  # where the error arises, in one phrase (a headline's or a comparison's cell)
 
     @property
     def again_after_words(self) -> str:
@@ -149,7 +158,8 @@ def _beyond(stats: ErrorStats | None) -> bool:
 
 def _role(m: LocalizedModule, diverging: str | None, gap: str | None = None) -> Role:
     if _beyond(m.local):
-        return "diverges" if m.name == diverging else "own error"
+        # After a gap, the first module with an error of its own adds to an error that arose before it.
+        return "diverges" if m.name == diverging and gap is None else "own error"
     if m.local is None:
         return "not measured"
     if m.name == gap:
@@ -252,11 +262,15 @@ def judge_localization(event: Localization) -> Localized:
             if v.role == "not measured" and not named.name.startswith(v.name + ".") and gap is None
         )
         # Below max_depth a module lies inside a measured one, whose own error holds its; one the
-        # reference never called ran nowhere. The others may run first.
-        unmeasured += tuple(s.name for s in event.skipped if s.reason in ("max_modules", "max_bytes"))
+        # reference never called ran nowhere; max_modules cut the modules that ran after every
+        # measured one. A module whose captures passed max_bytes may run anywhere.
+        unmeasured += tuple(s.name for s in event.skipped if s.reason == "max_bytes")
+        # The list was cut (collector/localize.py names 200): those not named may be of max_bytes.
         unmeasured += (f"{event.skipped_more} more skipped",) if event.skipped_more else ()
     # Where no module is named, the first one beyond the tolerance end to end is the point placed.
-    point = named or next((v for v in verdicts if v.role == "inherited"), None)
+    beyond = next((v for v, m in zip(verdicts, ordered) if _beyond(m.accumulated)), None)
+    point = named or beyond
+    unlocal = beyond if named is None and beyond is not None and beyond.local is None else None
     repeated = _repeated(verdicts, point)
     if named is not None and gap is None:
         unmeasured += tuple(
@@ -282,8 +296,31 @@ def judge_localization(event: Localization) -> Localized:
         repeated=repeated,
         max_depth=event.max_depth,
         again_after=again_after,
+        unlocal=unlocal,
     )
-    return replace(found, sentence=where_sentence(found), skipped_words=skipped_notes(found))
+    return replace(found, sentence=where_sentence(found), skipped_words=skipped_notes(found), brief=_brief(found))
+
+
+def _brief(found: Localized) -> str:
+    """Where the error arises, in one phrase: what a headline or a comparison's cell says."""
+    if found.failure:
+        return "localisation failed"
+    if found.gap is not None:
+        m = found.gap.before
+        later = f"; later, {found.first.name} adds its own" if found.first is not None else ""
+        return f"arises before {m.name} ({m.type}), in code no localised module covers ({_gap_place(found.gap)}){later}"
+    if found.first is not None:
+        return (
+            f"{found.first_words} {found.first.name} ({found.first.type}), local {ratio_text(found.first.local)} × the allowance"
+            + (f", {len(found.inherited)} after it inherit" if found.inherited else "")
+            + found.unmeasured_words
+        )
+    if found.unlocal is not None:
+        u = found.unlocal
+        return f"{u.name} ({u.type}) is the first beyond the tolerance end to end ({ratio_text(u.accumulated)} ×); its own error was not measured"
+    if any(v.local is None for v in found.modules):
+        return "localised: no measured module's own error beyond the tolerance"
+    return "localised: no module's own error beyond the tolerance"
 
 
 def _repeated(verdicts: list[ModuleVerdict], point: ModuleVerdict | None) -> tuple[tuple[str, int], ...]:
@@ -292,11 +329,13 @@ def _repeated(verdicts: list[ModuleVerdict], point: ModuleVerdict | None) -> tup
     calls come after), and so is one inside a module already listed (its calls run in the parent's)."""
     before = verdicts if point is None else verdicts[: verdicts.index(point)]
     found: list[tuple[str, int]] = []
+    listed: set[str] = set()
     for v in before:
         around = point is not None and point.name.startswith(v.name + ".")
-        inside = any(v.name.startswith(name + ".") for name, _ in found)
+        inside = any(parent in listed for parent in _parents(v.name))  # by name: linear in the modules
         if v.calls > 1 and not around and not inside:
             found.append((v.name, v.calls))
+            listed.add(v.name)
     return tuple(found)
 
 
@@ -369,6 +408,20 @@ def _where_sentence(found: Localized) -> str:
     if found.gap is not None:
         return gap_sentence(found, found.gap)
     later = f"; it may also arise in {later_calls_words(found.repeated)}" if found.repeated else ""
+    if found.first is None and found.unlocal is not None:
+        u = found.unlocal
+        why = f" ({u.note})" if u.note else ""
+        others = [v.name for v in found.modules[: found.modules.index(u)] if v.local is None]
+        also = (
+            f"; nor was that of {', '.join(others[:5])}{f' and {len(others) - 5} more' if len(others) > 5 else ''} before it"
+            if others
+            else ""
+        )
+        return (
+            f"{u.name} ({u.type}) is the first localised module beyond the tolerance end to end, {ratio_text(u.accumulated)} × the"
+            f" allowance, and its own (local) error was not measured{why}{also}: the error arises in it or before it"
+            f"{later}; no module whose own error was measured is beyond the tolerance."
+        )
     if found.first is None:
         if any(v.role == "inherited" for v in found.modules):
             return f"No localised module's own error is beyond the tolerance; the error builds up across modules (see the accumulated column){later}."
@@ -394,8 +447,6 @@ def _where_sentence(found: Localized) -> str:
 def gap_sentence(found: Localized, gap: Gap) -> str:
     """Error that arises in code no localised module covers, between the two modules around it."""
     m = gap.before
-    holder = f"{gap.enclosing}'s own forward" if gap.enclosing else "the model's own forward"
-    where = f"between {gap.after} and {m.name}" if gap.after else f"before {m.name}"
     # A module called more than once before it may go wrong in a later call, never measured.
     later = f"in {later_calls_words(found.repeated)} or " if found.repeated else ""
     if found.first is not None:
@@ -409,10 +460,17 @@ def gap_sentence(found: Localized, gap: Gap) -> str:
         after = ""
     after += found.again_after_words
     return (
-        f"The error arises before {m.name} ({m.type}), {later}in code no localised module covers ({holder}, {where}): "
+        f"The error arises before {m.name} ({m.type}), {later}in code no localised module covers ({_gap_place(gap)}): "
         f"{m.name} is {ratio_text(m.accumulated)} × the allowance end to end but {ratio_text(m.local)} × on its own, "
         f"while no module before it is above {ratio_text(gap.carried)} × end to end{after}{found.unmeasured_words}."
     )
+
+
+def _gap_place(gap: Gap) -> str:
+    """Which forward holds the code, and between which modules: "the model's own forward, between a and b"."""
+    holder = f"{gap.enclosing}'s own forward" if gap.enclosing else "the model's own forward"
+    where = f"between {gap.after} and {gap.before.name}" if gap.after else f"before {gap.before.name}"
+    return f"{holder}, {where}"
 
 
 def skipped_notes(found: Localized) -> tuple[str, ...]:
