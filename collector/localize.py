@@ -189,9 +189,13 @@ def _stats(out: Any, ref: Any, atol: float, rtol: float) -> tuple[dict[str, Any]
 
 
 def _to_candidate(value: Any, dtype: torch.dtype, device: torch.device) -> Any:
-    """Reference inputs as the candidate takes them: floating tensors in the cell's dtype, on its device."""
+    """Reference inputs as the candidate takes them: floating tensors in the cell's dtype, on its
+    device, always copies (a module that changes its input in place, such as ``x.mul_(gamma)``,
+    leaves the captured inputs as they were for its next call)."""
     return tree_map_only(
-        torch.Tensor, lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else t.dtype), value
+        torch.Tensor,
+        lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else t.dtype, copy=True),
+        value,
     )
 
 
@@ -352,7 +356,7 @@ def _one_module(
         notes.append("local: its inputs were not kept (max_bytes)")
         row["note"] = "; ".join(notes)
         return row
-    args, kwargs = _to_candidate(ref.inputs[name], dtype, device)
+    args, kwargs = _to_candidate(ref.inputs[name], dtype, device)  # a copy for each call
     recorder = OpRecorder()
     try:
         with torch.no_grad(), recorder:
@@ -370,6 +374,7 @@ def _one_module(
             runner = None
             notes.append(f"local: could not be compiled alone: {_short(exc)}")
     if runner is not None:
+        args, kwargs = _to_candidate(ref.inputs[name], dtype, device)
         try:
             with torch.no_grad():
                 out = runner(*args, **kwargs)
