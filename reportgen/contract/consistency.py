@@ -204,6 +204,9 @@ class FigureChecks:
         # Each planned case's task criterion (metric, op, threshold), None without one: made once.
         self._tasks: dict[str, tuple[Any, ...] | None] | None = None
         self.passed: set[str] = set()  # kept only for a plan with generation (its lines follow the result)
+        # Generation plans only: each case_result's task metric (value, passed, line), which the
+        # collector writes from the figures its generation event then logs (generation_cells.py).
+        self.task_results: dict[str, tuple[Any, Any, int]] = {}
         self.failed_training: dict[str, str] = {}  # case -> the first failing figure, in words
         self._generating = False
         self._training = False  # the plan trains its cells (its [training] table)
@@ -543,6 +546,8 @@ class FigureChecks:
         stats = data.error_stats
         if stats and (why := _error_stats(stats, data.schema_version)) is not None:
             return why
+        if self._generating and metric:
+            self.task_results.setdefault(data.case, (metric.value, metric.passed, self.line))
         if self._generating and data.status != "pass":
             if (timed := self.timed.get(data.case)) is not None:
                 return f"status {data.status}, but the generation event on line {timed} carries timings, which the collector measures for a passing cell only"
@@ -955,8 +960,8 @@ class FigureChecks:
         # tokens hold the prefill's token and one for each decode call (collector/generation.py),
         # and a cell makes the plan's decode calls: the agreeing steps and tokens/s count them.
         rows = data.tokens
-        if rows and len(rows[0]) != data.decode_steps + 1:
-            return f"tokens hold {len(rows[0])} step(s) a request, but decode_steps {data.decode_steps} gives {data.decode_steps + 1} (the prefill's token and one a decode call)"
+        if (row := next((r for r in rows if len(r) != data.decode_steps + 1), None)) is not None:
+            return f"tokens hold {len(row)} step(s) in row {rows.index(row)}, but decode_steps {data.decode_steps} gives {data.decode_steps + 1} (the prefill's token and one a decode call)"
         batch, length = self._shape(data.case)
         if batch is not None and len(rows) != batch:
             # A row a sequence: tokens/s of the batch and every figure per sequence count them.
@@ -1014,8 +1019,18 @@ class FigureChecks:
             return why
         tol = self._tolerance(data.case)
         criterion: Any = getattr(tol, "task", None)
+        if not absent(criterion) and data.tokens_passed is None:
+            return f"tokens_passed is null (no criterion), but the plan declares {criterion.op} {criterion.threshold:g} for this cell's dtype"
         if not absent(criterion) and data.tokens_passed is not None and data.tokens_passed != _meets(agree, criterion):
             return f"tokens_passed is {str(data.tokens_passed).lower()}, but {agree} agreeing step(s) against the criterion {criterion.op} {criterion.threshold}"
+        if (result := self.task_results.get(data.case)) is not None:
+            value, passed, line = result
+            if value != data.steps_agreeing or passed != data.tokens_passed:
+                said = "null" if passed is None else str(passed).lower()
+                return (
+                    f"steps_agreeing {data.steps_agreeing} (tokens_passed {'null' if data.tokens_passed is None else str(data.tokens_passed).lower()}), "
+                    f"but the case_result on line {line} gives its task metric {value} (passed {said}): the collector writes both from one count"
+                )
         if data.case in self.passed and (data.tokens_passed is False or not data.top_k_passed):
             return "its case_result says pass, but tokens_passed or top_k_passed is false"
         return None
@@ -1259,6 +1274,9 @@ def _error_stats(stats: Any, version: str, name: str = "error_stats") -> str | N
         if figures.mismatched > figures.total:
             return f"{where} counts {figures.mismatched} elements outside the tolerance of {figures.total} judged"
     diff, allowed = stats.diff_at_worst, stats.allowed_at_worst
+    if stats.total and diff is None and allowed is not None and stats.mismatched == 0:
+        # A difference that is not finite is outside any finite allowance (collector/compare.py).
+        return f"{name} counts no element outside the tolerance, but its worst element's |diff| is not finite against its allowance {allowed}"
     if not stats.total or diff is None:
         return None
     if stats.max_abs is not None and diff > stats.max_abs:
