@@ -82,14 +82,30 @@ def bucket_problem(url: str) -> str | None:
     return f"{url[:200]!r}: {bucket[:100]!r} is no valid bucket name (3 to 63 lower-case letters, digits, '.' and '-')"
 
 
+# The S3 client (s3fs) reads what follows this in a path as an object version and drops it from
+# the key: "pub/index.html?versionId=x" would read or overwrite "pub/index.html".
+VERSION_MARK = "?versionId="
+
+
 def split_url(url: str) -> tuple[str, str]:
-    """('bucket', 'key/prefix') of an s3:// URL, the prefix without a trailing slash."""
+    """('bucket', 'key/prefix') of an s3:// URL, the prefix without its trailing slash. A prefix
+    with an empty part ('s3://bucket//runs', 'a//b'), a '.' or '..' part, or a '?' is refused:
+    the client would store its objects under another key than the one named."""
     if not is_remote(url):
         raise RemoteError(f"{url}: not an s3:// location")
     bucket, _, key = url[len("s3://") :].partition("/")
-    if not bucket or any(part in ("", ".", "..") for part in key.strip("/").split("/") if key.strip("/")):
-        raise RemoteError(f"{url}: expected s3://bucket/prefix with no empty, '.' or '..' parts")
-    return bucket, key.strip("/")
+    key = key.removesuffix("/")
+    if not bucket or "?" in url or any(part in ("", ".", "..") for part in key.split("/") if key):
+        raise RemoteError(f"{url}: expected s3://bucket/prefix with no empty, '.' or '..' parts and no '?'")
+    return bucket, key
+
+
+def addressable(url: str) -> None:
+    """RemoteError for an object URL the client would take for another object (VERSION_MARK)."""
+    if VERSION_MARK in url:
+        raise RemoteError(
+            f"{url}: a key holding {VERSION_MARK!r} is not read or written: the S3 client takes what follows for a version of another key"
+        )
 
 
 CONNECT_TIMEOUT_S = 5
@@ -124,6 +140,7 @@ class Store:
         self.warnings: list[str] = []  # inputs not used as they were (a manifest that did not check out)
 
     def _call(self, what: str, url: str, func: Any, *args: Any, **kwargs: Any) -> Any:
+        addressable(url)
         try:
             return func(*args, **kwargs)
         except FileNotFoundError as exc:
@@ -252,6 +269,7 @@ class Store:
     def read_start(self, url: str, count: int) -> bytes | None:
         """The first ``count`` bytes (at most) of the object in one ranged GET, None when there
         is no such object. (Not counted in ``fetched``.)"""
+        addressable(url)
         try:
             data: bytes = self.fs.cat_file(url.removeprefix("s3://"), start=0, end=count)
         except FileNotFoundError:
@@ -514,12 +532,13 @@ def _local_files(folder: Path) -> list[tuple[str, Path]]:
 
 def _plain_key(relative: str) -> bool:
     """A relative path that is UTF-8 text (not bytes the file system decoded as surrogates)
-    with no control character: an object key every reader lists and prints as one line."""
+    with no control character: an object key every reader lists and prints as one line; and no
+    VERSION_MARK, which the client would upload as another key."""
     try:
         relative.encode("utf-8")
     except UnicodeEncodeError:
         return False
-    return not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in relative)
+    return VERSION_MARK not in relative and not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in relative)
 
 
 def publish(
@@ -551,7 +570,7 @@ def publish(
             from collector.visible import visible
 
             raise RemoteError(
-                f"{visible(str(path), keep='')}: a file name that is not UTF-8 text or holds a control character cannot be an object key; rename it (nothing was uploaded)"
+                f"{visible(str(path), keep='')}: a file name that is not UTF-8 text, or holds a control character or {VERSION_MARK!r}, cannot be an object key; rename it (nothing was uploaded)"
             )
     result = PublishResult()
     for relative, path in files:

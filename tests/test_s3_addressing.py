@@ -1,0 +1,88 @@
+"""Every object this tool reads or writes in S3 is the one it names.
+
+The S3 client (s3fs) reads "?versionId=" in a path as an object version and drops it from the
+key, and keeps a leading '/' of a key. Before: a published folder holding
+"index.html?versionId=x" overwrote index.html while the output said it uploaded the other key;
+`publish DIR s3://b/p?versionId=1` wrote one object "p"; `manifest 's3://b/runs/d?versionId=1'`
+wrote "runs/_manifests/d"; a campaign destination "s3://camp/ver?versionId=1" was accepted and
+its tasks all overwrote one object "ver"; a destination "s3://camp//nightly" was accepted though
+docs/campaigns.md refused empty parts, and its ledger was then found nowhere. No server is
+started: each refusal comes before any request.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from campaign.spec import CampaignError, load_campaign
+from reportgen.storage.remote import RemoteError, Store, publish, split_url
+from tests.test_campaign_review_fixes import write_campaign
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "s3://bucket//runs",
+        "s3://bucket/runs//nightly",
+        "s3://bucket///",
+        "s3://bucket/runs?versionId=1",
+        "s3://bucket/runs/d?versionId=1",
+        "s3://bucket/ver?x",
+    ],
+)
+def test_a_prefix_the_client_would_store_elsewhere_is_refused(url: str) -> None:
+    with pytest.raises(RemoteError, match="no empty, '.' or '..' parts and no '[?]'"):
+        split_url(url)
+
+
+@pytest.mark.parametrize(
+    ("url", "split"),
+    [
+        ("s3://bucket", ("bucket", "")),
+        ("s3://bucket/", ("bucket", "")),
+        ("s3://bucket//", ("bucket", "")),  # the bucket root, as before
+        ("s3://bucket/runs/", ("bucket", "runs")),
+        ("s3://bucket/runs/nightly", ("bucket", "runs/nightly")),
+    ],
+)
+def test_a_plain_prefix_still_splits(url: str, split: tuple[str, str]) -> None:
+    assert split_url(url) == split
+
+
+def test_an_object_whose_key_holds_a_version_mark_is_never_sent_to_the_client() -> None:
+    """A listing may hold such a key (runs/evil?versionId=abc/events.jsonl): reading it would
+    read runs/evil. The store refuses it by name before any request."""
+    store = Store()
+    called: list[object] = []
+    with pytest.raises(RemoteError, match=r"runs/evil\?versionId=abc/events.jsonl: a key holding"):
+        store._call("read", "s3://b/runs/evil?versionId=abc/events.jsonl", lambda *a: called.append(a))
+    with pytest.raises(RemoteError, match="a key holding"):
+        store.read_start("s3://b/runs/evil?versionId=abc/events.jsonl", 10)
+    assert called == []
+
+
+def test_publish_refuses_a_file_named_with_a_version_mark_before_uploading_anything(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("the real page", encoding="utf-8")
+    (site / "index.html?versionId=x").write_text("an injected page", encoding="utf-8")
+
+    class NoStore:
+        def list(self, url: str) -> dict[str, object]:
+            return {}
+
+        def put(self, url: str, data: bytes) -> None:
+            raise AssertionError(f"uploaded {url}")
+
+    with pytest.raises(RemoteError, match=r"index.html\?versionId=x: a file name .* cannot be an object key"):
+        publish(site, "s3://bucket/pub", NoStore())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("destination", ["s3://camp/ver?versionId=1", "s3://camp//nightly"])
+def test_a_campaign_destination_the_client_would_store_elsewhere_is_refused_at_submit(
+    tmp_path: Path, destination: str
+) -> None:
+    with pytest.raises(CampaignError, match="no empty, '.' or '..' parts and no '[?]'"):
+        load_campaign(write_campaign(tmp_path, destination=destination))
