@@ -306,6 +306,14 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
         if not _write(files, json.dumps(document, indent=2) + "\n", "", planned, slurm=False):
             return 1
         configs, jobs = document["items"][0], document["items"][1:]
+        # Whether the user creates it is not known here: recorded as printed, so a second submit
+        # over these files (which resume and status read) is refused as over a Slurm submission.
+        # A dry run's files stay replaceable.
+        printed = Submission(1, now(), tuple(t.index for t in campaign.tasks()), printed=True)
+        if not args.dry_run and not _record_submission(
+            files, Submissions(campaign_id, 1, (printed,), "kubernetes", str(out))
+        ):
+            return 1
         _print(
             f"wrote {out}: ConfigMap {configs['metadata']['name']} and {len(jobs)} Indexed Job(s), {len(campaign.tasks())} task(s); campaign id {campaign_id}"
         )

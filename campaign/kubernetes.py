@@ -81,6 +81,15 @@ def manifest(
         _job(campaign, env, name, suffix, campaign_id, config_name, chosen, submission, share or size)
         for (env, name), size, share in zip(used, sizes, shares)
     ]
+    # A Job's name is its base cut to make room for the submission's mark and its pods' index:
+    # two bases that differ only past the cut would name one Job twice, and kubectl would refuse
+    # the second (its environment's tasks would never run).
+    job_names = [job["metadata"]["name"] for job in jobs]
+    clash = sorted({n for n in job_names if job_names.count(n) > 1})
+    if clash:
+        raise CampaignError(
+            f"{campaign.path}: environments whose names differ only past the part a Job name keeps (with this campaign's name) give the same Job name {clash[0]!r}; shorten the campaign's name or rename one"
+        )
     return {"apiVersion": "v1", "kind": "List", "items": [config, *jobs]}
 
 
@@ -176,7 +185,7 @@ def _job(
     # The id's time and random part (and a resume's number) make the Job name unique per submission; an
     # Indexed Job's pods are named (and host-named) '<job>-<index>', a DNS label of at most 63.
     limit = 63 - len(f"-{max(count - 1, 0)}")
-    job_name = k8s_name(f"{base[: limit - len(suffix)]}{suffix}", limit)
+    job_name = k8s_name(f"{_cut(campaign.name, env.name, limit - len(suffix))}{suffix}", limit)
     settings = {
         "MIGRATION_RECORD_CAMPAIGN": campaign.name,
         "MIGRATION_RECORD_CAMPAIGN_ID": campaign_id,
@@ -293,6 +302,18 @@ def _job_base(campaign: str, environment: str) -> str:
     up to ENV_PART (a long campaign name cut it away, so two environments read as one)."""
     env = k8s_name(environment, ENV_PART)
     return f"{k8s_name(campaign, 52 - len(env) - 1)}-{env}"
+
+
+def _cut(campaign: str, environment: str, keep: int) -> str:
+    """_job_base in at most ``keep`` characters, cut from the campaign's part first: the
+    environment's part is what tells a campaign's Jobs apart."""
+    base = _job_base(campaign, environment)
+    if len(base) <= keep:
+        return base
+    env = k8s_name(environment, ENV_PART)
+    room = keep - len(env) - 1
+    head = k8s_name(campaign, room)[:room].strip("-") if room > 0 else ""
+    return f"{head}-{env}" if head else env[:keep].strip("-")
 
 
 def id_name(campaign_id: str, limit: int) -> str:

@@ -218,12 +218,29 @@ def tasks_lines(campaign: Campaign, campaign_id: str) -> str:
     )
 
 
+# sbatch answers in seconds (Slurm's MessageTimeout is 10 s by default, retried a few times); one
+# that has not answered in this long is stopped, and its tasks recorded as possibly queued.
+SBATCH_TIMEOUT_S = 300.0
+
+
 def submit(script: Path, options: tuple[str, ...] | list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
     """sbatch the script; (exit code, job id or the error)."""
     sbatch = shutil.which("sbatch")
     if sbatch is None:
         return 1, "sbatch is not on PATH (run on a Slurm login node, or use --dry-run to only write the script)"
-    proc = subprocess.run([sbatch, "--parsable", *options, str(script)], capture_output=True, text=True, env=env)
+    try:
+        proc = subprocess.run(
+            [sbatch, "--parsable", *options, str(script)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=SBATCH_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:  # stopped: whether the controller queued the job is not known
+        return (
+            1,
+            f"sbatch timed out: no answer in {SBATCH_TIMEOUT_S:g} s, so it was stopped; it may have queued the job",
+        )
     if proc.returncode != 0:
         return 1, f"sbatch failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
     return 0, proc.stdout.strip().split(";")[0]

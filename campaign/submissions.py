@@ -84,6 +84,9 @@ class Submissions:
         timed_out = next((s for s in self.submissions if any(map(may_have_queued, s.refused.values()))), None)
         if timed_out is not None:
             return f"job unknown: sbatch timed out on submission {timed_out.number}, and may have queued it"
+        printed = next((s for s in self.submissions if s.printed), None)
+        if printed is not None:
+            return f"its manifest written for kubectl create on submission {printed.number}, which may have created it"
         return None
 
     def added(self, submission: Submission) -> Submissions:

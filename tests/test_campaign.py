@@ -417,14 +417,17 @@ def test_kubernetes_folder_destination_is_not_written_on_this_host(
     out = capsys.readouterr().out
     assert not runs.exists() and not (tmp_path / "nightly-logs").exists()
     assert f"ledger:  the tasks write it into {runs}/_campaigns/nightly-" in out and "on claim fsx-runs" in out
-    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "n.sbatch")]) == 0
+    # Its files (nightly.planned.json, nightly.submission) are that campaign's: the Slurm one's go elsewhere.
+    slurm = tmp_path / "slurm"
+    slurm.mkdir()
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(slurm / "n.sbatch")]) == 0
     assert not runs.exists() and str(runs) not in capsys.readouterr().out
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "sbatch").write_text("#!/bin/bash\necho 4242\n")
     (bin_dir / "sbatch").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 0
+    assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(slurm / "n.sbatch")]) == 0
     assert len(list((runs / "_campaigns").glob("nightly-*/planned.json"))) == 1
 
 

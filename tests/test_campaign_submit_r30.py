@@ -1,0 +1,96 @@
+"""Campaign submission, as a careless user and a slow cluster meet it (a review of campaigns):
+
+* two environments whose names differ past the part a long campaign name left them got one
+  Kubernetes Job name, and `kubectl create` would refuse the second Job: its tasks never run;
+* an sbatch that never answered kept `submit` waiting forever, and a submit stopped then left
+  its ledger with nothing to say it may be queued, so a second submit was let through;
+* a second Kubernetes `submit` with the same --out replaced the first campaign's planned file,
+  which resume and status read, though its Jobs may have been created.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from campaign import kubernetes, slurm
+from campaign.__main__ import main
+from campaign.spec import CampaignError, load_campaign
+from campaign.submissions import read_submissions
+from tests.test_campaign_review_fixes import fake_sbatch, write_campaign
+
+LONG = "a" * 63  # the longest campaign name (a Kubernetes label value)
+
+
+def _two_environments(tmp_path: Path, first: str, second: str) -> Path:
+    path = write_campaign(tmp_path, destination="s3://fleet-runs/n")
+    text = path.read_text(encoding="utf-8").replace('name = "loc"', f'name = "{LONG}"')
+    environment = text[text.index("[[environment]]") : text.index("[slurm]")]
+    text = text.replace(environment, environment.replace("cpu-env", first) + environment.replace("cpu-env", second))
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("submission", [1, 2, 12])
+def test_environments_told_apart_late_in_their_names_get_jobs_of_their_own(tmp_path: Path, submission: int) -> None:
+    campaign = load_campaign(_two_environments(tmp_path, "x" * 30 + "1", "x" * 30 + "2"))
+    document = kubernetes.manifest(campaign, f"{LONG}-20261206T211223Z-cbcb4e", {"tasks": []}, submission=submission)
+    names = [item["metadata"]["name"] for item in document["items"] if item["kind"] == "Job"]
+    assert len(names) == 2 and len(set(names)) == 2, names
+    assert all(len(name) <= 62 for name in names)  # a pod name '<job>-0' stays a DNS label
+    assert names[0].endswith(("x1-t211223z-cbcb4e", f"x1-t211223z-cbcb4e-s{submission}"))
+
+
+def test_jobs_that_would_still_share_a_name_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """Environments of 40 characters that differ only in the last, in Jobs of 101 tasks resumed a
+    twelfth time (the pod index and the submission mark leave 39 characters): one Job name twice."""
+    path = _two_environments(tmp_path, "y" * 39 + "1", "y" * 39 + "2")
+    path.write_text(path.read_text(encoding="utf-8").replace("repeats = 1", "repeats = 101"), encoding="utf-8")
+    with pytest.raises(CampaignError, match="give the same Job name"):
+        kubernetes.manifest(load_campaign(path), f"{LONG}-20261206T211223Z-cbcb4e", {"tasks": []}, submission=12)
+
+
+def test_an_sbatch_that_never_answers_is_stopped_and_its_tasks_recorded_as_possibly_queued(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_sbatch(tmp_path, monkeypatch)
+    (tmp_path / "bin" / "sbatch").write_text("#!/bin/bash\nexec sleep 60\n")
+    monkeypatch.setattr(slurm, "SBATCH_TIMEOUT_S", 0.5)
+    path = write_campaign(tmp_path)
+    out = tmp_path / "out" / "loc.sbatch"
+    out.parent.mkdir()
+    assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "sbatch timed out: no answer in 0.5 s, so it was stopped; it may have queued the job" in err
+    found = read_submissions(out.with_name("loc.submission"))
+    assert (
+        found is not None
+        and found.accepted() == "job unknown: sbatch timed out on submission 1, and may have queued it"
+    )
+    # A second submit over these files is refused: the first one's tasks may be queued.
+    assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(out)]) == 2
+    assert "may have queued it" in capsys.readouterr().err
+
+
+def test_a_second_kubernetes_submit_over_the_same_files_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_campaign(tmp_path, destination="s3://fleet-runs/n")
+    out = tmp_path / "loc.k8s.json"
+    assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 0
+    planned = (tmp_path / "loc.planned.json").read_bytes()
+    first = json.loads(planned)["campaign_id"]
+    capsys.readouterr()
+    assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"campaign {first} was submitted from these files" in err and "kubectl create" in err
+    assert (tmp_path / "loc.planned.json").read_bytes() == planned  # resume and status still find it
+    # A dry run's files stay replaceable, as a Slurm dry run's are.
+    other = tmp_path / "dry"
+    other.mkdir()
+    for _ in range(2):
+        assert (
+            main(["submit", str(path), "--scheduler", "kubernetes", "--dry-run", "--out", str(other / "x.json")]) == 0
+        )
