@@ -35,6 +35,8 @@ COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-
 INPUT_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "bool", "float32", "bfloat16", "float16", "float64")
 INTEGER_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
 NONCONTIGUOUS_HOW = ("slice", "transpose", "channels_last", "other")
+# A plan error says what it found in at most this many characters (a value echoed whole is cut).
+MESSAGE_CHARS = 1000
 ABOVE_LARGEST_POLICIES = ("reject", "truncate", "split")
 UNDECIDED = "UNDECIDED"
 
@@ -763,6 +765,8 @@ class Checker:
     def fail(self, path: str, message: str) -> PlanError:
         line = self.line_of(path) if path else None
         where = f"{self.file}:{line}" if line else self.file
+        if len(message) > MESSAGE_CHARS:  # a value echoed whole (a shape of 100,000 numbers) is cut
+            message = f"{message[:MESSAGE_CHARS]}... ({len(message):,} characters)"
         return PlanError(f"{where}: {path or 'plan'}: {message}")
 
 

@@ -29,6 +29,7 @@ import tomli_w
 
 from collector import planschema
 from collector.stability import MIN_SAMPLES, TWO_MODES_MIN_SAMPLES
+from collector.visible import visible
 from collector.plan import (
     DEFAULT_FP32_TOLERANCE,
     MAX_PLANNED_CELLS,
@@ -1338,7 +1339,8 @@ def write_revised(review: PlanReview, original: Path, out: Path) -> None:
 
 
 def format_text(review: PlanReview) -> str:
-    lines = [f"{review.plan}: {review.headline} (target {review.target}: {review.release})"]
+    # The plan's name as given, shown escaped: a newline in a file name would start a line of its own.
+    lines = [f"{visible(str(review.plan), keep='')}: {review.headline} (target {review.target}: {review.release})"]
     for f in review.findings:
         lines.append(f"  [{f.severity.upper()}] {f.title}")
         if f.key:

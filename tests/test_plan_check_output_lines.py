@@ -1,0 +1,42 @@
+"""plan-check's output: each line is one the tool wrote (a review of plan-check as an attacker).
+
+Before: a plan file named "evil\\n[BLOCK] fake finding.toml" printed a line of its own that read as
+a finding; a shape of 100,000 numbers was echoed whole in a "one-line" error of 300 kB.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+
+WORKLOADS = Path(__file__).resolve().parent.parent / "collector" / "workloads"
+
+
+def test_a_newline_in_the_plan_s_file_name_starts_no_line_of_its_own(tmp_path: Path) -> None:
+    shutil.copy(WORKLOADS / "tiny_encoder.py", tmp_path / "tiny_encoder.py")
+    plan = tmp_path / "evil\n[BLOCK] fake finding.toml"
+    shutil.copy(WORKLOADS / "tiny_encoder.toml", plan)
+    done = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "cpu"])
+    assert done.exit_code in (0, 1), done.output
+    first, *rest = done.output.splitlines()
+    assert first.startswith(f"{tmp_path}/evil<U+000A>[BLOCK] fake finding.toml: ")
+    assert not any(line.startswith("[BLOCK]") for line in rest)
+
+
+def test_a_plan_error_echoing_a_huge_value_stays_short(tmp_path: Path) -> None:
+    shutil.copy(WORKLOADS / "tiny_encoder.py", tmp_path / "tiny_encoder.py")
+    text = (WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8")
+    start = text.index("shapes = ")
+    end = text.index("\n", start)
+    plan = tmp_path / "long.toml"
+    plan.write_text(text[:start] + "shapes = [[" + ", ".join(["2"] * 100_000) + "]]" + text[end:], encoding="utf-8")
+    done = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "cpu"])
+    assert done.exit_code == 1
+    message = done.output.strip()
+    assert "\n" not in message and len(message) < 1_500
+    assert "each shape is [batch, length] with positive integers, got [2, 2" in message
+    assert message.endswith("characters)")
