@@ -60,9 +60,11 @@ records; it never judges. Judgement lives in ``reportgen``.
 # 1.7) takes a generation cell's warm generations again while a series of them is unstable and
 # keeps the earlier series in its generation event; 0.19.0 records a cache-check repeat that the
 # cells chosen (--only) leave nothing to test (no other shape of its group compiled between, or
-# not its own shape) as skipped with the reason; change it with every release of the collector,
+# not its own shape) as skipped with the reason; 0.20.0 feeds a module localised alone a fresh
+# copy of its reference inputs for each call (a module changing its input in place had been fed
+# its own output) and refuses an abbreviated option; change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.19.0"
+__version__ = "0.20.0"
 
 import sys
 
