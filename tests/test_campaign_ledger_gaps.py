@@ -310,7 +310,11 @@ def test_a_kubernetes_resume_reserves_its_number_but_leaves_its_tasks_resumable(
     assert "records submission 2 as written, not created" in said
     recorded = json.loads((tmp_path / "nightly.submission").read_text())
     assert recorded["scheduler"] == "kubernetes" and recorded["wrapper"] == str(out)
-    assert [(s["submission"], s["tasks"], s.get("printed")) for s in recorded["submissions"]] == [(2, [0], True)]
+    # The submit's manifest is recorded as written too (submission 1, every task).
+    assert [(s["submission"], s["tasks"], s.get("printed")) for s in recorded["submissions"]] == [
+        (1, [0, 1], True),
+        (2, [0], True),
+    ]
     task = _status(tmp_path, capsys)[0]
     assert task["state"] == "failed" and task["reason"] == "attempt s1-r0 exited 3"
     # Still resumable, as the next number: 2 stays the first manifest's.

@@ -961,7 +961,8 @@ class FigureChecks:
         # and a cell makes the plan's decode calls: the agreeing steps and tokens/s count them.
         rows = data.tokens
         if (row := next((r for r in rows if len(r) != data.decode_steps + 1), None)) is not None:
-            return f"tokens hold {len(row)} step(s) in row {rows.index(row)}, but decode_steps {data.decode_steps} gives {data.decode_steps + 1} (the prefill's token and one a decode call)"
+            at = rows.index(row)
+            return f"tokens hold {len(row)} step(s) {f'in row {at}' if at else 'a request'}, but decode_steps {data.decode_steps} gives {data.decode_steps + 1} (the prefill's token and one a decode call)"
         batch, length = self._shape(data.case)
         if batch is not None and len(rows) != batch:
             # A row a sequence: tokens/s of the batch and every figure per sequence count them.
@@ -1023,8 +1024,8 @@ class FigureChecks:
             return f"tokens_passed is null (no criterion), but the plan declares {criterion.op} {criterion.threshold:g} for this cell's dtype"
         if not absent(criterion) and data.tokens_passed is not None and data.tokens_passed != _meets(agree, criterion):
             return f"tokens_passed is {str(data.tokens_passed).lower()}, but {agree} agreeing step(s) against the criterion {criterion.op} {criterion.threshold}"
-        if (result := self.task_results.get(data.case)) is not None:
-            value, passed, line = result
+        if (told := self.task_results.get(data.case)) is not None:
+            value, passed, line = told
             if value != data.steps_agreeing or passed != data.tokens_passed:
                 said = "null" if passed is None else str(passed).lower()
                 return (
