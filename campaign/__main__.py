@@ -315,9 +315,9 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
         ):
             return 1
         _print(
-            f"wrote {out}: ConfigMap {configs['metadata']['name']} and {len(jobs)} Indexed Job(s), {len(campaign.tasks())} task(s); campaign id {campaign_id}"
+            f"wrote {_printable(str(out))}: ConfigMap {configs['metadata']['name']} and {len(jobs)} Indexed Job(s), {len(campaign.tasks())} task(s); campaign id {campaign_id}"
         )
-        _print(f"submit:  {KUBECTL} {out}")
+        _print(f"submit:  {KUBECTL} {_arg(out)}")
         _print(
             f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign-id={configs['metadata']['labels']['migration-record/campaign-id']} -w"
         )
@@ -328,7 +328,7 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
                 f"ledger:  the tasks write it into {campaign.destination}/{LEDGER_DIR}/{campaign_id} on claim {kube.volume_claim}"
             )
         _print(
-            f"ledger:  python -m campaign status {files.planned}"
+            f"ledger:  python -m campaign status {_arg(files.planned)}"
             + (
                 ""
                 if campaign.remote
@@ -350,7 +350,7 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
         return 1
     written = None if args.dry_run else _write_local_ledger(campaign, planned)
     _print(
-        f"wrote {out}: a job array of {len(campaign.tasks())} task(s), campaign id {campaign_id}; task output goes to {files.logs}/"
+        f"wrote {_printable(str(out))}: a job array of {len(campaign.tasks())} task(s), campaign id {campaign_id}; task output goes to {_printable(str(files.logs))}/"
     )
     code, jobs, refused = _sbatch(campaign, files, slurm.submissions(campaign), 1, args.dry_run)
     if args.dry_run:
@@ -471,7 +471,7 @@ def _sbatch(
         )
     if dry_run:
         for sub in subs:
-            _print(f"submit:  {shlex.join(['sbatch', *options(sub), str(files.wrapper)])}   # {sub.what}")
+            _print(f"submit:  {_printable(shlex.join(['sbatch', *options(sub), str(files.wrapper)]))}   # {sub.what}")
         return 0, {}, {}
     jobs: dict[int, str] = {}
     refused: dict[int, str] = {}
@@ -488,7 +488,7 @@ def _sbatch(
     ids = ",".join(dict.fromkeys(jobs.values()))
     _print(f"follow:  squeue -j {ids}")
     _print(f"after:   sacct -j {ids} --format=JobID,JobName,State,ExitCode,Elapsed")
-    _print(f"ledger:  python -m campaign status {files.planned}")
+    _print(f"ledger:  python -m campaign status {_arg(files.planned)}")
     _print(f"runs go to {campaign.destination}")
     return (1 if refused else 0), jobs, refused
 
@@ -753,6 +753,12 @@ def _print(text: str, file: Any = None) -> None:
         raise OutputError(exc.strerror or exc) from None
 
 
+def _arg(path: Path) -> str:
+    """A path as one word of a printed command: quoted for the shell (a space, a quote), and on
+    one line (a newline shown as <U+000A>)."""
+    return _printable(shlex.quote(str(path)))
+
+
 def _printable(text: str) -> str:
     """One line of the terminal: a newline from the ledger (a run's name, a label) shown as
     <U+000A>, so it cannot start a line that reads as another task's."""
@@ -838,9 +844,9 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         except OSError as exc:
             _print(f"campaign: cannot write {exc.filename or resumed}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-        _print(f"wrote {resumed}")
+        _print(f"wrote {_printable(str(resumed))}")
         if not args.dry_run:
-            _print(f"submit:  {KUBECTL} {resumed}")
+            _print(f"submit:  {KUBECTL} {_arg(resumed)}")
             _print(
                 f"note:    {files.submission.name} records submission {submission} as written, not created: its "
                 "tasks keep their state until they start, so create it once and do not resume again before they start"

@@ -243,4 +243,7 @@ def submit(script: Path, options: tuple[str, ...] | list[str], env: dict[str, st
         )
     if proc.returncode != 0:
         return 1, f"sbatch failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
-    return 0, proc.stdout.strip().split(";")[0]
+    # --parsable: "<job id>[;<cluster>]" on one line; anything else is kept as one line, escaped,
+    # at most 100 characters (it is printed and written to NAME.submission).
+    first = (proc.stdout.strip().splitlines() or [""])[0].split(";")[0].strip()
+    return 0, visible(first, keep="")[:100] or "unknown (sbatch printed no job id)"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from collector import interrupt
-from collector.arguments import path_argument
+from collector.arguments import folder_argument, path_argument
 from collector.descriptors import DescriptorError, target_choices
 from collector.descriptors import resolve_target as resolve_name
 from collector.visible import tell, terminal
@@ -181,7 +181,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--out",
         default=Path("runs"),
-        type=path_argument,
+        type=folder_argument,
         help="directory that receives the run directory (default: runs)",
     )
     parser.add_argument(

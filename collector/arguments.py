@@ -7,9 +7,17 @@ from pathlib import Path
 
 
 def path_argument(text: str) -> Path:
-    """A path option's value; the empty string is refused. ``Path("")`` is the current folder,
-    so ``--out "$UNSET"`` in a script would otherwise write into wherever it happened to run
-    (or, for a file option, beside it: into the folder above)."""
+    """A file option's value. The empty string is refused: ``Path("")`` is the current folder, so
+    ``--out "$UNSET"`` in a script would otherwise write beside it, into the folder above."""
+    return Path(_checked(text, "name a file"))
+
+
+def folder_argument(text: str) -> Path:
+    """A folder option's value, refused as path_argument refuses one."""
+    return Path(_checked(text, "name a folder (. for the current one)"))
+
+
+def _checked(text: str, what: str) -> str:
     if not text:
-        raise argparse.ArgumentTypeError("an empty path; name a file or folder (. for the current folder)")
-    return Path(text)
+        raise argparse.ArgumentTypeError(f"an empty path; {what}")
+    return text

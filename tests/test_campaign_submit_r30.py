@@ -94,3 +94,42 @@ def test_a_second_kubernetes_submit_over_the_same_files_is_refused(
         assert (
             main(["submit", str(path), "--scheduler", "kubernetes", "--dry-run", "--out", str(other / "x.json")]) == 0
         )
+
+
+def test_sbatch_s_answer_is_kept_as_one_escaped_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: sbatch's whole answer was the job id, a newline and an escape sequence included,
+    printed and written to NAME.submission."""
+    fake_sbatch(tmp_path, monkeypatch)
+    (tmp_path / "bin" / "sbatch").write_text("#!/bin/bash\nprintf '12\\x1b[2J;cluster\\n34\\n'\n")
+    out = tmp_path / "out" / "loc.sbatch"
+    out.parent.mkdir()
+    assert main(["submit", str(write_campaign(tmp_path)), "--scheduler", "slurm", "--out", str(out)]) == 0
+    assert "submitted job 12<U+001B>[2J (" in capsys.readouterr().out
+    found = read_submissions(out.with_name("loc.submission"))
+    assert found is not None and found.accepted() == "job 12<U+001B>[2J"
+
+
+@pytest.mark.parametrize("scheduler", ["slurm", "kubernetes"])
+def test_printed_commands_name_the_files_as_one_word_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scheduler: str
+) -> None:
+    """Before: `--out "my runs/a\\nb.sbatch"` printed "wrote my runs/a", then a line of its own,
+    and a "ledger:" command that split at the space."""
+    import shlex
+
+    folder = tmp_path / "my runs"
+    folder.mkdir()
+    out = folder / "a\nb.json"
+    argv = ["submit", str(write_campaign(tmp_path, destination="s3://fleet-runs/n")), "--scheduler", scheduler]
+    assert main([*argv, "--dry-run", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith(f"wrote {folder}/a<U+000A>b.json: ")
+    assert all(line.split(" ")[0].rstrip(":") in ("wrote", "submit", "follow", "ledger") for line in printed), printed
+    submit = next(line for line in printed if line.startswith("submit:  "))
+    assert submit.split("  ")[1].endswith(f"'{folder}/a<U+000A>b.json'")
+    if scheduler == "kubernetes":  # a Slurm dry run submits nothing, so it names no ledger
+        ledger = next(line for line in printed if line.startswith("ledger:  python -m campaign status "))
+        words = shlex.split(ledger.removeprefix("ledger:  "))
+        assert words == ["python", "-m", "campaign", "status", f"{folder}/loc.planned.json"]
