@@ -183,3 +183,36 @@ def test_modules_called_more_than_once_are_listed_in_time_linear_in_the_modules(
     found = localization._repeated(verdicts, None)
     assert len(found) == count
     assert _CountingName.tests <= 2 * count
+
+
+def test_a_later_module_without_a_local_figure_is_named_beside_the_build_up() -> None:
+    """A second review: blocks.1 is 1.2x end to end and 0.9x on its own; blocks.2, which could
+    not be compiled alone, is 1000x end to end. The report said the error builds up across
+    modules, though nothing measured blocks.2's own error."""
+    rows = _without_local(
+        _modules(
+            ("blocks.0", "Block", 0.1, 0.1, 1),
+            ("blocks.1", "Block", 1.2, 0.9, 1),
+            ("blocks.2", "Block", 1000.0, 0.0, 1),
+        ),
+        "blocks.2",
+    )
+    found = _judge(rows)
+    assert found.unlocal is not None and found.unlocal.name == "blocks.2"
+    assert found.first_beyond is not None and found.first_beyond.name == "blocks.1"
+    assert found.sentence.startswith(
+        "No module whose own error was measured is beyond the tolerance; blocks.1 is the first beyond it end to end,"
+        " 1.2 × the allowance (its own error 0.9 ×), and blocks.2 (Block), 1e+03 × end to end, has no local figure"
+    )
+    assert found.sentence.endswith("the error builds up from blocks.1 on, or arises in blocks.2.")
+    assert found.brief == "builds up from blocks.1 on, or arises in blocks.2 (Block), whose own error was not measured"
+
+
+def test_a_module_without_a_local_figure_leads_beside_a_module_only_the_candidate_called() -> None:
+    """A second review: the headline said blocks.1's own error was not measured, the section
+    that no localised module's own error is beyond the tolerance."""
+    rows = _without_local(_modules(("blocks.0", "Block", 0.1, 0.1, 1), ("blocks.1", "Block", 50.0, 0.0, 1)), "blocks.1")
+    found = _judge(rows, [{"name": "blocks.1.alt", "reason": localization.CANDIDATE_ONLY}])
+    assert found.sentence.startswith("blocks.1 (Block) is the first localised module beyond the tolerance end to end")
+    assert "The candidate called blocks.1.alt, which the reference never called" in found.sentence
+    assert "no localised module's own error is beyond the tolerance" not in found.sentence

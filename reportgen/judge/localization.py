@@ -101,9 +101,11 @@ class Localized:
     # Modules after the one named, beyond the tolerance end to end, called more than once: only
     # their first call was measured, so they are not said to only inherit the error.
     again_after: tuple[tuple[str, int], ...] = ()
-    # The first module beyond the tolerance end to end, where no module is named and its own
-    # (local) error was not measured: the error arises in it or before it.
+    # Where no module is named: the first module beyond the tolerance end to end whose own
+    # (local) error was not measured (the error may arise in it), and the first module beyond
+    # the tolerance end to end (the same one, or one before it whose own error is within).
     unlocal: ModuleVerdict | None = None
+    first_beyond: ModuleVerdict | None = None
     brief: str = ""  # where the error arises, in one phrase (a headline's or a comparison's cell)
 
     @property
@@ -270,7 +272,11 @@ def judge_localization(event: Localization) -> Localized:
     # Where no module is named, the first one beyond the tolerance end to end is the point placed.
     beyond = next((v for v, m in zip(verdicts, ordered) if _beyond(m.accumulated)), None)
     point = named or beyond
-    unlocal = beyond if named is None and beyond is not None and beyond.local is None else None
+    unlocal = (
+        next((v for v, m in zip(verdicts, ordered) if _beyond(m.accumulated) and v.local is None), None)
+        if named is None
+        else None
+    )
     repeated = _repeated(verdicts, point)
     if named is not None and gap is None:
         unmeasured += tuple(
@@ -297,6 +303,7 @@ def judge_localization(event: Localization) -> Localized:
         max_depth=event.max_depth,
         again_after=again_after,
         unlocal=unlocal,
+        first_beyond=beyond,
     )
     return replace(found, sentence=where_sentence(found), skipped_words=skipped_notes(found), brief=_brief(found))
 
@@ -316,7 +323,9 @@ def _brief(found: Localized) -> str:
             + found.unmeasured_words
         )
     if found.unlocal is not None:
-        u = found.unlocal
+        u, b = found.unlocal, found.first_beyond
+        if b is not None and b is not u:
+            return f"builds up from {b.name} on, or arises in {u.name} ({u.type}), whose own error was not measured"
         return f"{u.name} ({u.type}) is the first beyond the tolerance end to end ({ratio_text(u.accumulated)} ×); its own error was not measured"
     if any(v.local is None for v in found.modules):
         return "localised: no measured module's own error beyond the tolerance"
@@ -395,7 +404,7 @@ def where_sentence(found: Localized) -> str:
         f"The candidate called {', '.join(other[:8])}{more}, which the reference never called: the two"
         " took different code paths there (not measured)"
     )
-    if found.first is None and found.gap is None:
+    if found.first is None and found.gap is None and found.unlocal is None:
         # No measured module holds the error: the other path leads, and nothing is said to
         # build up across modules (a module not measured may hold all of it).
         return f"{paths}; no localised module's own error is beyond the tolerance."
@@ -417,6 +426,16 @@ def _where_sentence(found: Localized) -> str:
             if others
             else ""
         )
+        b = found.first_beyond
+        if (
+            b is not None and b is not u
+        ):  # the error is beyond the tolerance before it, from modules within it on their own
+            return (
+                f"No module whose own error was measured is beyond the tolerance; {b.name} is the first beyond it end to end,"
+                f" {ratio_text(b.accumulated)} × the allowance (its own error {ratio_text(b.local)} ×), and {u.name} ({u.type}),"
+                f" {ratio_text(u.accumulated)} × end to end, has no local figure{why}{also}: the error builds up from {b.name} on,"
+                f" or arises in {u.name}{later}."
+            )
         return (
             f"{u.name} ({u.type}) is the first localised module beyond the tolerance end to end, {ratio_text(u.accumulated)} × the"
             f" allowance, and its own (local) error was not measured{why}{also}: the error arises in it or before it"
