@@ -503,7 +503,7 @@ def _check_destination(destination: str) -> None:
             split_url(destination)
         except RemoteError:
             raise CampaignError(
-                f"campaign.destination: {destination!r}: expected s3://bucket/prefix with no empty, '.' or '..' parts and no '?'"
+                f"campaign.destination: {destination!r}: expected s3://bucket/prefix with no empty, '.' or '..' parts and no '?versionId='"
             ) from None
     elif "://" in destination:
         raise CampaignError(f"campaign.destination: a folder or an s3:// prefix, got {destination!r}")

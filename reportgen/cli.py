@@ -1124,6 +1124,12 @@ def publish(folder: Path, destination: str, delete: bool) -> None:
         echo(f"uploaded {url}", err=True)
     for url in result.deleted:
         echo(f"deleted {url}", err=True)
+    for url in result.undeletable:
+        echo(
+            f"reportgen publish: warning: {url} not deleted: the S3 client reads '?versionId=' in a key as a version of"
+            " another key; remove it with another tool",
+            err=True,
+        )
     echo(f"{len(result.uploaded)} uploaded, {result.unchanged} unchanged, {len(result.deleted)} deleted: {destination}")
 
 

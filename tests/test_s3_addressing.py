@@ -29,11 +29,10 @@ from tests.test_campaign_review_fixes import write_campaign
         "s3://bucket///",
         "s3://bucket/runs?versionId=1",
         "s3://bucket/runs/d?versionId=1",
-        "s3://bucket/ver?x",
     ],
 )
 def test_a_prefix_the_client_would_store_elsewhere_is_refused(url: str) -> None:
-    with pytest.raises(RemoteError, match="no empty, '.' or '..' parts and no '[?]'"):
+    with pytest.raises(RemoteError, match="no empty, '.' or '..' parts and no '[?]versionId='"):
         split_url(url)
 
 
@@ -45,6 +44,9 @@ def test_a_prefix_the_client_would_store_elsewhere_is_refused(url: str) -> None:
         ("s3://bucket//", ("bucket", "")),  # the bucket root, as before
         ("s3://bucket/runs/", ("bucket", "runs")),
         ("s3://bucket/runs/nightly", ("bucket", "runs/nightly")),
+        # A '?' of another kind is a character of the key, to the client too: a folder named
+        # "day?2" that publish wrote is read back (a second review found it refused).
+        ("s3://bucket/runs/day?2", ("bucket", "runs/day?2")),
     ],
 )
 def test_a_plain_prefix_still_splits(url: str, split: tuple[str, str]) -> None:
@@ -84,5 +86,62 @@ def test_publish_refuses_a_file_named_with_a_version_mark_before_uploading_anyth
 def test_a_campaign_destination_the_client_would_store_elsewhere_is_refused_at_submit(
     tmp_path: Path, destination: str
 ) -> None:
-    with pytest.raises(CampaignError, match="no empty, '.' or '..' parts and no '[?]'"):
+    with pytest.raises(CampaignError, match="no empty, '.' or '..' parts and no '[?]versionId='"):
         load_campaign(write_campaign(tmp_path, destination=destination))
+
+
+class _Listing:
+    """A store whose bucket holds closed folders (with manifests) and one folder named with the
+    version mark, planted beside them: what Store.children and Store.list would answer."""
+
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+        self.listed: list[str] = []
+
+    def list(self, url: str) -> dict[str, dict[str, object]]:
+        self.listed.append(url)
+        if url.endswith("/_manifests"):
+            return {"s3://b/runs/_manifests/day1.json": {"etag": "e", "size": 10}}
+        return {f"{url}/r/events.jsonl": {"etag": "e", "size": 10}}
+
+    def children(self, url: str) -> tuple[list[str], dict[str, dict[str, object]]]:
+        return ["day1", "day?2", "evil?versionId=abc"], {}
+
+    def read_at_most(self, url: str, limit: int) -> bytes | None:
+        return None  # the manifest vanished: day1 is listed instead
+
+
+def test_a_listed_folder_named_with_the_version_mark_is_left_out_with_a_warning_and_the_rest_read() -> None:
+    """A second review: once a sibling folder had a manifest, validate, site and report of the
+    whole prefix stopped with exit 2 at a folder named with a '?'."""
+    from reportgen.storage.remote import _objects
+
+    store = _Listing()
+    objects = _objects("s3://b/runs", store)  # type: ignore[arg-type]
+    assert sorted(objects) == ["s3://b/runs/day1/r/events.jsonl", "s3://b/runs/day?2/r/events.jsonl"]
+    assert store.warnings[-1] == "warning: s3://b/runs/evil?versionId=abc/ left out: '?versionId=' in a folder's name"
+
+
+def test_publish_delete_leaves_a_key_with_the_version_mark_and_deletes_the_rest(tmp_path: Path) -> None:
+    """A second review: --delete stopped at a stale key holding '?versionId=' (its delete would
+    have removed another key), and never reached the stale pages after it."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("page", encoding="utf-8")
+
+    class Stale:
+        deleted: list[str] = []
+
+        def list(self, url: str) -> dict[str, dict[str, object]]:
+            return {f"s3://b/pub/{name}": {"etag": "x", "size": 1} for name in ("a?versionId=1", "zzz-stale.html")}
+
+        def put(self, url: str, data: bytes) -> None:
+            pass
+
+        def delete(self, url: str) -> None:
+            self.deleted.append(url)
+
+    store = Stale()
+    result = publish(site, "s3://b/pub", store, delete=True)  # type: ignore[arg-type]
+    assert store.deleted == result.deleted == ["s3://b/pub/zzz-stale.html"]
+    assert result.undeletable == ["s3://b/pub/a?versionId=1"]

@@ -89,14 +89,16 @@ VERSION_MARK = "?versionId="
 
 def split_url(url: str) -> tuple[str, str]:
     """('bucket', 'key/prefix') of an s3:// URL, the prefix without its trailing slash. A prefix
-    with an empty part ('s3://bucket//runs', 'a//b'), a '.' or '..' part, or a '?' is refused:
-    the client would store its objects under another key than the one named."""
+    with an empty part ('s3://bucket//runs', 'a//b'), a '.' or '..' part, or VERSION_MARK is
+    refused: the client would store its objects under another key than the one named."""
     if not is_remote(url):
         raise RemoteError(f"{url}: not an s3:// location")
     bucket, _, key = url[len("s3://") :].partition("/")
     key = key.removesuffix("/")
-    if not bucket or "?" in url or any(part in ("", ".", "..") for part in key.split("/") if key):
-        raise RemoteError(f"{url}: expected s3://bucket/prefix with no empty, '.' or '..' parts and no '?'")
+    if not bucket or VERSION_MARK in url or any(part in ("", ".", "..") for part in key.split("/") if key):
+        raise RemoteError(
+            f"{url}: expected s3://bucket/prefix with no empty, '.' or '..' parts and no {VERSION_MARK!r}"
+        )
     return bucket, key
 
 
@@ -435,6 +437,9 @@ def _objects(location: str, store: Store) -> dict[str, dict[str, Any]]:
     for name in folders:
         if name == MANIFESTS_DIR:
             continue
+        if VERSION_MARK in name:  # no object under it can be read by its key (addressable)
+            store.warnings.append(f"warning: {base}{name}/ left out: {VERSION_MARK!r} in a folder's name")
+            continue
         listed = None
         if name in read:
             try:
@@ -515,6 +520,9 @@ class PublishResult:
     uploaded: list[str] = field(default_factory=list)
     unchanged: int = 0
     deleted: list[str] = field(default_factory=list)
+    # Stale objects --delete could not remove: their key holds VERSION_MARK, which the client
+    # would take for a version of another key (that key would be deleted instead).
+    undeletable: list[str] = field(default_factory=list)
 
 
 def _local_files(folder: Path) -> list[tuple[str, Path]]:
@@ -591,6 +599,9 @@ def publish(
         folders = tuple(base + prefix for prefix in keep or [])
         for url in sorted(set(remote) - kept):
             if folders and url.startswith(folders):
+                continue
+            if VERSION_MARK in url:
+                result.undeletable.append(url)
                 continue
             store.delete(url)
             result.deleted.append(url)
