@@ -78,3 +78,33 @@ def test_a_comparison_with_no_element_outside_and_a_worst_difference_not_finite_
         f"module {module['name']!r} local counts no element outside the tolerance, but its worst element's |diff| is"
         f" not finite against its allowance {module['local']['allowed_at_worst']}",
     )
+
+
+def test_a_worst_difference_not_finite_beside_a_finite_max_abs_is_an_error(tmp_path: Path) -> None:
+    """A second review: the same module figure with its allowance null too validated, and still
+    moved the module named. Any difference not finite makes max_abs null (collector/compare.py)."""
+    events, event, prefix = _localized()
+    module = event["modules"][0]
+    module["local"].update(mismatched=0, diff_at_worst=None, allowed_at_worst=None, max_abs=0.0)
+    _refused(
+        tmp_path,
+        events,
+        prefix,
+        f"module {module['name']!r} local.diff_at_worst is not finite, but max_abs 0.0 is the largest |diff| of the"
+        " judged elements",
+    )
+
+
+def test_a_module_figure_with_no_allowance_is_an_error(tmp_path: Path) -> None:
+    """collector/localize.py gives a module no figure where the reference module's worst element
+    has no finite allowance, and notes why."""
+    events, event, prefix = _localized()
+    module = event["modules"][0]
+    module["accumulated"].update(allowed_at_worst=None)
+    _refused(
+        tmp_path,
+        events,
+        prefix,
+        f"module {module['name']!r} accumulated has no allowance at its worst element: the collector gives a module no"
+        " figure where the reference is not finite there",
+    )

@@ -482,6 +482,10 @@ class FigureChecks:
                 name = f"module {module.name[:80]!r} {view}"
                 if (why := _error_stats(stats, data.schema_version, name)) is not None:
                     return why
+                if stats.allowed_at_worst is None:
+                    # collector/localize.py writes no figure where the reference module's worst
+                    # element has no finite allowance (it says why in the module's note).
+                    return f"{name} has no allowance at its worst element: the collector gives a module no figure where the reference is not finite there"
         return None
 
     def _localized_cell(self, data: Any) -> str | None:
@@ -1275,6 +1279,9 @@ def _error_stats(stats: Any, version: str, name: str = "error_stats") -> str | N
         if figures.mismatched > figures.total:
             return f"{where} counts {figures.mismatched} elements outside the tolerance of {figures.total} judged"
     diff, allowed = stats.diff_at_worst, stats.allowed_at_worst
+    if stats.total and diff is None and stats.max_abs is not None:
+        # Any difference not finite makes max_abs null (collector/compare.py): the worst one is among them.
+        return f"{name}.diff_at_worst is not finite, but max_abs {stats.max_abs} is the largest |diff| of the judged elements"
     if stats.total and diff is None and allowed is not None and stats.mismatched == 0:
         # A difference that is not finite is outside any finite allowance (collector/compare.py).
         return f"{name} counts no element outside the tolerance, but its worst element's |diff| is not finite against its allowance {allowed}"
