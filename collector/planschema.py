@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from collector import descriptors
+from collector.visible import visible
 
 KNOWN_DTYPES = ("float32", "bfloat16", "float16", "float64")
 MODES = ("eager", "compiled")
@@ -764,10 +765,12 @@ class Checker:
 
     def fail(self, path: str, message: str) -> PlanError:
         line = self.line_of(path) if path else None
-        where = f"{self.file}:{line}" if line else self.file
-        if len(message) > MESSAGE_CHARS:  # a value echoed whole (a shape of 100,000 numbers) is cut
-            message = f"{message[:MESSAGE_CHARS]}... ({len(message):,} characters)"
-        return PlanError(f"{where}: {path or 'plan'}: {message}")
+        # The file's name shown escaped (a newline in it would start a line of its own).
+        where = visible(f"{self.file}:{line}" if line else str(self.file), keep="")
+        found = f"{path or 'plan'}: {message}"
+        if len(found) > MESSAGE_CHARS:  # a key or value echoed whole (100,000 characters of it) is cut
+            found = f"{found[:MESSAGE_CHARS]}... ({len(found):,} characters)"
+        return PlanError(f"{where}: {found}")
 
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")  # the whole name (fullmatch): $ would let a trailing newline through

@@ -40,3 +40,24 @@ def test_a_plan_error_echoing_a_huge_value_stays_short(tmp_path: Path) -> None:
     assert "\n" not in message and len(message) < 1_500
     assert "each shape is [batch, length] with positive integers, got [2, 2" in message
     assert message.endswith("characters)")
+
+
+def test_a_plan_error_naming_a_huge_key_stays_short_and_names_the_file_escaped(tmp_path: Path) -> None:
+    """A second review: the cut covered the message, not the 100,000-character key before it;
+    and the collector printed a newline of the plan's file name raw."""
+    from collector.plan import load_plan
+    from collector.planschema import PlanError
+
+    shutil.copy(WORKLOADS / "tiny_encoder.py", tmp_path / "tiny_encoder.py")
+    text = (WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8")
+    plan = tmp_path / "evil\n[BLOCK] fake.toml"
+    plan.write_text(text.replace("[matrix]\n", "[matrix]\n" + "k" * 100_000 + " = 1\n", 1), encoding="utf-8")
+    try:
+        load_plan(plan)
+    except PlanError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("a plan with an unknown key loaded")
+    assert "\n" not in message and len(message) < 1_300
+    assert message.startswith(f"{tmp_path}/evil<U+000A>[BLOCK] fake.toml:")
+    assert message.endswith("characters)")
