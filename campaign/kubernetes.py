@@ -7,6 +7,7 @@ carry the campaign id, so applying a new submission never collides with an earli
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import PurePosixPath
@@ -313,7 +314,12 @@ def _cut(campaign: str, environment: str, keep: int) -> str:
     env = k8s_name(environment, ENV_PART)
     room = keep - len(env) - 1
     head = k8s_name(campaign, room)[:room].strip("-") if room > 0 else ""
-    return f"{head}-{env}" if head else env[:keep].strip("-")
+    if head:
+        return f"{head}-{env}"
+    # No room for the campaign's part, nor for the environment's whole: its start and a digest of
+    # its whole name, so two environments that differ only past the cut keep Jobs of their own.
+    digest = hashlib.sha256(environment.encode("utf-8")).hexdigest()[:6]
+    return f"{env[: keep - len(digest) - 1].strip('-')}-{digest}"
 
 
 def id_name(campaign_id: str, limit: int) -> str:

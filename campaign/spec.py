@@ -44,8 +44,9 @@ _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?)?")
 _IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+\[\]-]*")
 # Collector options a campaign may not set per workload: the campaign decides them (the
 # collector's own parser, collector/__main__.py parse_args, has them; a test checks the two
-# agree). That parser takes any unambiguous prefix of a long option (--targ for --target), so
-# an arg that is a prefix of one of these is refused as well: reserved_option().
+# agree). That parser takes options whole (collector 0.20.0 on; earlier ones took an unambiguous
+# prefix, --targ for --target), so an arg that is a prefix of one of these is refused as well, at
+# submit rather than by every task: reserved_option().
 RESERVED_ARGS = ("--workload", "--target", "--out", "--list")
 
 
@@ -319,9 +320,14 @@ def _parse(path: Path, root: _Table) -> Campaign:
         args = table.strings("args")
         for arg in args:
             reserved = reserved_option(arg)
-            if reserved:
+            if reserved and arg.split("=", 1)[0] == reserved:
                 raise CampaignError(
                     f"{table.where}.args: {arg!r} sets the collector's {reserved}, which the campaign sets, not a workload"
+                )
+            if reserved:
+                raise CampaignError(
+                    f"{table.where}.args: {arg!r} is a prefix of the collector's {reserved}, which the campaign sets, not a"
+                    " workload (the collector takes options whole and refuses it; an earlier collector took it for the whole option)"
                 )
         table.done()
         workloads.append(Workload(plan, args))

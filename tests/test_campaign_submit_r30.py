@@ -43,13 +43,23 @@ def test_environments_told_apart_late_in_their_names_get_jobs_of_their_own(tmp_p
     assert names[0].endswith(("x1-t211223z-cbcb4e", f"x1-t211223z-cbcb4e-s{submission}"))
 
 
-def test_jobs_that_would_still_share_a_name_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+def test_environments_cut_for_a_long_resume_end_in_a_digest_of_their_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Environments of 40 characters that differ only in the last, in Jobs of 101 tasks resumed a
-    twelfth time (the pod index and the submission mark leave 39 characters): one Job name twice."""
+    tenth time (the pod index and the submission mark leave 39 characters): a second review found
+    the resume refused, with advice (rename one) that would make resume refuse the changed plan."""
     path = _two_environments(tmp_path, "y" * 39 + "1", "y" * 39 + "2")
     path.write_text(path.read_text(encoding="utf-8").replace("repeats = 1", "repeats = 101"), encoding="utf-8")
-    with pytest.raises(CampaignError, match="give the same Job name"):
-        kubernetes.manifest(load_campaign(path), f"{LONG}-20261206T211223Z-cbcb4e", {"tasks": []}, submission=12)
+    campaign = load_campaign(path)
+    document = kubernetes.manifest(campaign, f"{LONG}-20261206T211223Z-cbcb4e", {"tasks": []}, submission=10)
+    names = [item["metadata"]["name"] for item in document["items"] if item["kind"] == "Job"]
+    assert len(set(names)) == 2 and all(len(name) <= 59 for name in names), names
+    assert all(name.startswith("y" * 32 + "-") and name.endswith("-t211223z-cbcb4e-s10") for name in names)
+    # Names that still meet (here forced) are refused before anything is written.
+    monkeypatch.setattr(kubernetes, "_cut", lambda campaign, environment, keep: "same")
+    with pytest.raises(CampaignError, match="give the same Job name 'same-t211223z-cbcb4e-s10'"):
+        kubernetes.manifest(campaign, f"{LONG}-20261206T211223Z-cbcb4e", {"tasks": []}, submission=10)
 
 
 def test_an_sbatch_that_never_answers_is_stopped_and_its_tasks_recorded_as_possibly_queued(
