@@ -9,6 +9,7 @@ import json
 import dataclasses
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -223,21 +224,17 @@ class _NoCompile:
         pass
 
 
-def _localize(mode: str, **bounds: int) -> dict[str, object]:
+def localized_fields(plan: Any, cell: Any, candidate: Any = None, reason: str = "mismatch") -> dict[str, object]:
+    """The localization event's fields the collector writes for one cell of a loaded plan, run in
+    this process on the CPU with a backend that compiles nothing; ``candidate``: a function of
+    the reference model giving the candidate (the reference model itself by default)."""
     import types
 
     from collector import localize
-    from collector.plan import load_plan
-    from collector.workload import build_model, load_workload
+    from collector.workload import build_model, input_key, load_workload
 
-    plan = load_plan(REPO / "tests" / "workloads" / "drifting.toml")
-    plan.checked["localize"] = {**plan.localize, **bounds}
     workload = load_workload(plan)
-    cell = next(c for c in plan.cells if c.mode == mode)
     model = build_model(workload)
-    key = f"b{cell.batch}-l{cell.length}-{cell.layout}"
-    from collector.workload import input_key
-
     key = input_key(cell.batch, cell.length, cell.layout)
     log = _Log()
     run = types.SimpleNamespace(
@@ -249,9 +246,19 @@ def _localize(mode: str, **bounds: int) -> dict[str, object]:
         progress=_Quiet(),
         inputs={key: workload.make_inputs(cell.batch, cell.length, cell.layout)},
     )
-    localize.localize(run, cell, model, "mismatch")  # type: ignore[arg-type]
+    localize.localize(run, cell, model if candidate is None else candidate(model), reason)  # type: ignore[arg-type]
     ((kind, fields),) = log.events
     assert kind == "localization"
+    return fields
+
+
+def _localize(mode: str, **bounds: int) -> dict[str, object]:
+    from collector.plan import load_plan
+
+    plan = load_plan(REPO / "tests" / "workloads" / "drifting.toml")
+    plan.checked["localize"] = {**plan.localize, **bounds}
+    kind = "localization"
+    fields = localized_fields(plan, next(c for c in plan.cells if c.mode == mode))
     msgspec.convert(
         {
             "schema_version": "1.2",

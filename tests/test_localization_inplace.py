@@ -11,12 +11,14 @@ The workload is synthetic (a tiny MLP, seeded weights).
 
 from __future__ import annotations
 
-import types
+import copy
 from pathlib import Path
 
-from tests.test_localization import _Log, _NoCompile, _Quiet
+from tests import test_localization_paths as paths
+from tests.test_localization import localized_fields
 
-MODULE = """
+# The workload's classes; its functions, plan and test settings are the two-path workload's.
+CLASSES = """
 import torch
 from torch import nn
 
@@ -55,80 +57,32 @@ class Net(nn.Module):
         return self.head(x)
 
 
-def build_model():
-    torch.manual_seed(0)
-    return Net().eval()
-
-
-def make_inputs(batch, length, layout):
-    return {"x": torch.randn(batch, length, 8, generator=torch.Generator().manual_seed(0))}
-
-
-def run_model(model, inputs):
-    return {"out": model(inputs["x"])}
-
-
-def task_metric(outputs, reference, inputs):
-    return float((outputs["out"].double() - reference["out"].double()).abs().max().item())
 """
-
-PLAN = """
-[workload]
-name = "inplace-scale"
-module = "inplace_scale.py"
-description = "Synthetic test workload: blocks that end in an in-place scale, run as the reference runs."
-requirements = []
-
-[matrix]
-shapes = [[1, 4]]
-dtypes = ["float32"]
-layouts = ["contiguous"]
-modes = ["eager"]
-
-[tolerances.float32]
-atol = 1e-5
-rtol = 1e-5
-
-[timing]
-warm_repetitions = 2
-warmup = 1
-scope = { preprocessing = false, host_to_device = false, output_retrieval = false, note = "model call only" }
-
-[reference]
-dtype = "float32"
-float64_golden = false
-
-[localize]
-always = true
-max_depth = 3
-"""
+MODULE = CLASSES + paths.MODULE[paths.MODULE.index("def build_model") :].replace("TwoPaths()", "Net()")
+PLAN = (
+    paths.PLAN.replace('name = "two-paths"', 'name = "inplace-scale"')
+    .replace('module = "two_paths.py"', 'module = "inplace_scale.py"')
+    .replace('dtypes = ["bfloat16"]', 'dtypes = ["float32"]')
+    .replace("[tolerances.bfloat16]\natol = 5e-2\nrtol = 5e-2", "[tolerances.float32]\natol = 1e-5\nrtol = 1e-5")
+    .replace("max_depth = 1", "max_depth = 3")
+    .replace(
+        "the bfloat16 candidate calls a module the float32 reference never does",
+        "blocks that end in an in-place scale, run as the reference runs",
+    )
+)
 
 
 def test_a_module_that_scales_its_input_in_place_is_measured_on_the_reference_inputs(tmp_path: Path) -> None:
-    from collector import localize
     from collector.plan import load_plan
-    from collector.workload import build_model, input_key, load_workload
 
     (tmp_path / "inplace_scale.py").write_text(MODULE, encoding="utf-8")
     (tmp_path / "inplace_scale.toml").write_text(PLAN, encoding="utf-8")
     plan = load_plan(tmp_path / "inplace_scale.toml")
-    workload = load_workload(plan)
     (cell,) = plan.cells
-    model = build_model(workload)
-    key = input_key(cell.batch, cell.length, cell.layout)
-    log = _Log()
-    run = types.SimpleNamespace(
-        plan=plan,
-        model=model,
-        workload=workload,
-        backend=_NoCompile(),
-        log=log,
-        progress=_Quiet(),
-        inputs={key: workload.make_inputs(cell.batch, cell.length, cell.layout)},
-    )
-    localize.localize(run, cell, build_model(workload), "plan")  # type: ignore[arg-type]
-    ((kind, fields),) = log.events
-    assert kind == "localization" and not fields.get("failure")
+    tolerance = plan.tolerance_for("float32")
+    assert cell.dtype == "float32" and (tolerance["atol"], tolerance["rtol"]) == (1e-5, 1e-5)
+    fields = localized_fields(plan, cell, lambda model: copy.deepcopy(model), "plan")
+    assert not fields.get("failure")
     modules = {m["name"]: m for m in fields["modules"]}  # type: ignore[union-attr, index]
     assert {"blocks.0.scale", "blocks.1.scale", "head"} <= set(modules)
     for name, m in modules.items():

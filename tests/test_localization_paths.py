@@ -4,14 +4,13 @@ module as one 'this input does not reach' and placed the error elsewhere."""
 
 from __future__ import annotations
 
-import types
 from pathlib import Path
 
 import msgspec
 
 from reportgen.contract.events import Localization
 from reportgen.judge.localization import CANDIDATE_ONLY, judge_localization, where_sentence
-from tests.test_localization import _Log, _NoCompile, _Quiet
+from tests.test_localization import localized_fields
 
 MODULE = """
 import torch
@@ -88,28 +87,13 @@ max_depth = 1
 def test_a_module_only_the_candidate_calls_is_named_as_another_code_path(tmp_path: Path) -> None:
     from collector import localize
     from collector.plan import load_plan
-    from collector.workload import build_model, input_key, load_workload
 
     (tmp_path / "two_paths.py").write_text(MODULE, encoding="utf-8")
     (tmp_path / "two_paths.toml").write_text(PLAN, encoding="utf-8")
     plan = load_plan(tmp_path / "two_paths.toml")
-    workload = load_workload(plan)
     (cell,) = plan.cells
-    model = build_model(workload)
-    key = input_key(cell.batch, cell.length, cell.layout)
-    log = _Log()
-    run = types.SimpleNamespace(
-        plan=plan,
-        model=model,
-        workload=workload,
-        backend=_NoCompile(),
-        log=log,
-        progress=_Quiet(),
-        inputs={key: workload.make_inputs(cell.batch, cell.length, cell.layout)},
-    )
-    localize.localize(run, cell, model.to(__import__("torch").bfloat16), "mismatch")  # type: ignore[arg-type]
-    ((kind, fields),) = log.events
-    assert kind == "localization"
+    fields = localized_fields(plan, cell, lambda model: model.to(__import__("torch").bfloat16))
+    kind = "localization"
     reasons = {s["name"]: s["reason"] for s in fields["skipped"]}  # type: ignore[attr-defined, union-attr]
     assert reasons["alt"] == CANDIDATE_ONLY == localize.CANDIDATE_ONLY
     assert reasons["unused"] == "not called by the reference", "a module neither side calls stays as it was"
