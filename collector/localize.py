@@ -183,7 +183,8 @@ def _stats(out: Any, ref: Any, atol: float, rtol: float) -> tuple[dict[str, Any]
         stats = compare(out_flat, ref_flat, atol, rtol)
     except ValueError as exc:
         return None, f"not comparable with the reference module's output: {_short(exc)}"
-    if not math.isfinite(stats["allowed_at_worst"]):  # an infinite reference value: no allowance to judge against
+    # An infinite reference value there: no allowance to judge against (compare gives it as null).
+    if stats["allowed_at_worst"] is None or not math.isfinite(stats["allowed_at_worst"]):
         return None, "the reference module's output is not finite at its worst element: not judged"
     return stats, None
 

@@ -90,3 +90,49 @@ def test_a_module_that_scales_its_input_in_place_is_measured_on_the_reference_in
         assert m["local"]["max_abs"] == 0.0, name  # the same module on the same inputs, on the same device
         assert m["accumulated"]["mismatched"] == 0, name
         assert "aten::mul_" in m["operators"] or not name.endswith("scale"), name
+
+
+MASKED = (
+    CLASSES.split("class InplaceScale")[0]
+    + """
+class Scores(nn.Module):
+    def forward(self, x):
+        scores = x @ x.transpose(-1, -2)
+        future = torch.ones(scores.shape[-2:], dtype=torch.bool).triu(1)
+        return scores.masked_fill(future, float("-inf"))  # a causal mask, alike on both sides
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scores = Scores()
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.head(torch.softmax(self.scores(x), dim=-1) @ x)
+
+
+"""
+    + paths.MODULE[paths.MODULE.index("def build_model") :].replace("TwoPaths()", "Net()")
+)
+
+
+def test_a_module_whose_reference_output_is_infinite_at_its_worst_element_gets_no_figure_and_the_rest_are_measured(
+    tmp_path: Path,
+) -> None:
+    """A review: compare gives an infinite allowance as null, and the collector's test of it
+    (math.isfinite(None)) raised TypeError, so every module of the cell went unmeasured and the
+    report read "Localisation failed" for a cell that matched."""
+    from collector.plan import load_plan
+
+    (tmp_path / "inplace_scale.py").write_text(MASKED, encoding="utf-8")
+    (tmp_path / "inplace_scale.toml").write_text(PLAN, encoding="utf-8")
+    plan = load_plan(tmp_path / "inplace_scale.toml")
+    (cell,) = plan.cells
+    fields = localized_fields(plan, cell, lambda model: copy.deepcopy(model), "plan")
+    assert not fields.get("failure"), fields.get("failure")
+    modules = {m["name"]: m for m in fields["modules"]}  # type: ignore[union-attr, index]
+    scores = modules["scores"]
+    assert scores.get("local") is None and scores.get("accumulated") is None
+    assert "the reference module's output is not finite at its worst element: not judged" in scores["note"]
+    assert modules["head"]["local"]["mismatched"] == 0 and modules["head"]["accumulated"]["mismatched"] == 0
