@@ -202,10 +202,14 @@ def test_a_later_module_without_a_local_figure_is_named_beside_the_build_up() ->
     assert found.first_beyond is not None and found.first_beyond.name == "blocks.1"
     assert found.sentence.startswith(
         "No module whose own error was measured is beyond the tolerance; blocks.1 is the first beyond it end to end,"
-        " 1.2 × the allowance (its own error 0.9 ×), and blocks.2 (Block), 1e+03 × end to end, has no local figure"
+        " 1.2 × the allowance (its own error 0.9 ×): the error builds up from blocks.1 on. blocks.2 (Block), 1e+03 ×"
+        " end to end, has no local figure"
     )
-    assert found.sentence.endswith("the error builds up from blocks.1 on, or arises in blocks.2.")
-    assert found.brief == "builds up from blocks.1 on, or arises in blocks.2 (Block), whose own error was not measured"
+    assert found.sentence.endswith("it may add error of its own.")
+    assert (
+        found.brief == "builds up from blocks.1 on; blocks.2 (Block), whose own error was not measured, may add to it"
+    )
+    # A third review: blocks.2 carrying less than blocks.1 cannot be where the error arises: it may add to it.
 
 
 def test_a_module_without_a_local_figure_leads_beside_a_module_only_the_candidate_called() -> None:
@@ -216,3 +220,24 @@ def test_a_module_without_a_local_figure_leads_beside_a_module_only_the_candidat
     assert found.sentence.startswith("blocks.1 (Block) is the first localised module beyond the tolerance end to end")
     assert "The candidate called blocks.1.alt, which the reference never called" in found.sentence
     assert "no localised module's own error is beyond the tolerance" not in found.sentence
+
+
+def test_a_module_with_no_figure_at_all_is_named_beside_the_build_up() -> None:
+    """A third review: a module after the first one beyond the tolerance had neither figure (its
+    output not comparable), and the sentence said no localised module's own error was beyond it."""
+    rows = _modules(
+        ("blocks.0", "Block", 0.1, 0.1, 1),
+        ("blocks.1", "Block", 3.0, 0.9, 1),
+        ("blocks.2", "Block", 3.1, 0.2, 1),
+    )
+    rows[2].update(accumulated=None, local=None, note="accumulated: not comparable with the reference module's output")
+    rows[2].pop("local_compiled")
+    found = _judge(rows)
+    assert found.sentence.startswith(
+        "No measured module's own error is beyond the tolerance (not measured on their own: blocks.2);"
+        " the error builds up across modules"
+    )
+    candidate = _judge(rows, [{"name": "blocks.9", "reason": localization.CANDIDATE_ONLY}])
+    assert "; no measured module's own error is beyond the tolerance (not measured on their own: blocks.2)." in (
+        candidate.sentence
+    )

@@ -325,7 +325,7 @@ def _brief(found: Localized) -> str:
     if found.unlocal is not None:
         u, b = found.unlocal, found.first_beyond
         if b is not None and b is not u:
-            return f"builds up from {b.name} on, or arises in {u.name} ({u.type}), whose own error was not measured"
+            return f"builds up from {b.name} on; {u.name} ({u.type}), whose own error was not measured, may add to it"
         return f"{u.name} ({u.type}) is the first beyond the tolerance end to end ({ratio_text(u.accumulated)} ×); its own error was not measured"
     if any(v.local is None for v in found.modules):
         return "localised: no measured module's own error beyond the tolerance"
@@ -407,8 +407,19 @@ def where_sentence(found: Localized) -> str:
     if found.first is None and found.gap is None and found.unlocal is None:
         # No measured module holds the error: the other path leads, and nothing is said to
         # build up across modules (a module not measured may hold all of it).
-        return f"{paths}; no localised module's own error is beyond the tolerance."
+        none = _none_own(found)
+        return f"{paths}; {none[0].lower()}{none[1:]}."
     return f"{_where_sentence(found)} {paths}."
+
+
+def _none_own(found: Localized) -> str:
+    """'No localised module's own error is beyond the tolerance', said of the modules measured
+    on their own where some were not, naming those."""
+    alone = [v.name for v in found.modules if v.local is None]
+    if not alone:
+        return "No localised module's own error is beyond the tolerance"
+    more = f" and {len(alone) - 5} more" if len(alone) > 5 else ""
+    return f"No measured module's own error is beyond the tolerance (not measured on their own: {', '.join(alone[:5])}{more})"
 
 
 def _where_sentence(found: Localized) -> str:
@@ -432,9 +443,9 @@ def _where_sentence(found: Localized) -> str:
         ):  # the error is beyond the tolerance before it, from modules within it on their own
             return (
                 f"No module whose own error was measured is beyond the tolerance; {b.name} is the first beyond it end to end,"
-                f" {ratio_text(b.accumulated)} × the allowance (its own error {ratio_text(b.local)} ×), and {u.name} ({u.type}),"
-                f" {ratio_text(u.accumulated)} × end to end, has no local figure{why}{also}: the error builds up from {b.name} on,"
-                f" or arises in {u.name}{later}."
+                f" {ratio_text(b.accumulated)} × the allowance (its own error {ratio_text(b.local)} ×): the error builds up"
+                f" from {b.name} on{later}. {u.name} ({u.type}), {ratio_text(u.accumulated)} × end to end, has no local"
+                f" figure{why}{also}: it may add error of its own."
             )
         return (
             f"{u.name} ({u.type}) is the first localised module beyond the tolerance end to end, {ratio_text(u.accumulated)} × the"
@@ -443,7 +454,7 @@ def _where_sentence(found: Localized) -> str:
         )
     if found.first is None:
         if any(v.role == "inherited" for v in found.modules):
-            return f"No localised module's own error is beyond the tolerance; the error builds up across modules (see the accumulated column){later}."
+            return f"{_none_own(found)}; the error builds up across modules (see the accumulated column){later}."
         if found.reason == "plan":  # the cell matched: no error to place
             return "No localised module's own (local) error is beyond the tolerance."
         places, bound = _unmeasured_places(found)
