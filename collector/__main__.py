@@ -16,7 +16,7 @@ from collector import interrupt
 from collector.arguments import folder_argument, path_argument
 from collector.descriptors import DescriptorError, target_choices
 from collector.descriptors import resolve_target as resolve_name
-from collector.visible import tell, terminal
+from collector.visible import tell, terminal, visible
 
 BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader went away
 
@@ -78,6 +78,12 @@ def _stdout_to_devnull() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
+
+
+def one_line(error: object) -> str:
+    """An error's text on one line: a newline in it (a plan's file name may hold one) shown as
+    <U+000A>, so it cannot start a line that reads as the tool's."""
+    return visible(str(error), keep="")
 
 
 def _tell(message: str) -> None:
@@ -274,14 +280,14 @@ def _main(argv: list[str]) -> int:
     try:
         plan = load_plan(args.workload)
     except PlanError as exc:
-        _tell(f"collector: plan error: {exc}")
+        _tell(f"collector: plan error: {one_line(exc)}")
         return 2
     from collector.plan import refused_on  # here, not under the branch: --target auto asks it below
 
     if args.target != "auto":  # refused before the backend is even probed
         refusal = refused_on(plan, resolve_name(args.target))
         if refusal:
-            _tell(f"collector: plan error: {refusal}")
+            _tell(f"collector: plan error: {one_line(refusal)}")
             return 2
     chosen, why = chosen_cells(plan, args)
     if chosen is None:
@@ -317,7 +323,7 @@ def _main(argv: list[str]) -> int:
 
     problem = scope_problem(plan.timing_scope, bool(plan.training))
     if problem:
-        _tell(f"collector: plan error: {problem}")
+        _tell(f"collector: plan error: {one_line(problem)}")
         return 2
     from collector import workload_reads
     from collector.preflight import check_rules
@@ -329,7 +335,7 @@ def _main(argv: list[str]) -> int:
         with _stdout_to_stderr():  # the module may print when it loads
             check_rules(plan)
     except (PlanError, WorkloadError) as exc:
-        _tell(f"collector: plan error: {exc}")
+        _tell(f"collector: plan error: {one_line(exc)}")
         return 2
     finally:
         workload_reads.pause()
@@ -343,7 +349,7 @@ def _main(argv: list[str]) -> int:
         return 3
     refusal = refused_on(plan, backend.name)
     if refusal:
-        _tell(f"collector: plan error: {refusal}")
+        _tell(f"collector: plan error: {one_line(refusal)}")
         return 2
     _tell(f"collector: target {choice['resolved']}: {choice['reason']}")
     _tell(f"collector plan: {_cell_count(plan, args)}")

@@ -36,8 +36,16 @@ COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-
 INPUT_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "bool", "float32", "bfloat16", "float16", "float64")
 INTEGER_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
 NONCONTIGUOUS_HOW = ("slice", "transpose", "channels_last", "other")
-# A plan error says what it found in at most this many characters (a value echoed whole is cut).
+# A plan error names the key in at most KEY_CHARS characters and says what it found in at most
+# MESSAGE_CHARS (a key or a value echoed whole, 100,000 characters of it, is cut).
+KEY_CHARS = 200
 MESSAGE_CHARS = 1000
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else f"{text[:most]}... ({len(text):,} characters)"
+
+
 ABOVE_LARGEST_POLICIES = ("reject", "truncate", "split")
 UNDECIDED = "UNDECIDED"
 
@@ -767,10 +775,7 @@ class Checker:
         line = self.line_of(path) if path else None
         # The file's name shown escaped (a newline in it would start a line of its own).
         where = visible(f"{self.file}:{line}" if line else str(self.file), keep="")
-        found = f"{path or 'plan'}: {message}"
-        if len(found) > MESSAGE_CHARS:  # a key or value echoed whole (100,000 characters of it) is cut
-            found = f"{found[:MESSAGE_CHARS]}... ({len(found):,} characters)"
-        return PlanError(f"{where}: {found}")
+        return PlanError(f"{where}: {_cut(path or 'plan', KEY_CHARS)}: {_cut(message, MESSAGE_CHARS)}")
 
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")  # the whole name (fullmatch): $ would let a trailing newline through

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
@@ -60,4 +61,39 @@ def test_a_plan_error_naming_a_huge_key_stays_short_and_names_the_file_escaped(t
         raise AssertionError("a plan with an unknown key loaded")
     assert "\n" not in message and len(message) < 1_300
     assert message.startswith(f"{tmp_path}/evil<U+000A>[BLOCK] fake.toml:")
-    assert message.endswith("characters)")
+    assert message.endswith("... (100,007 characters): unknown key in [matrix]")
+
+
+def test_the_collector_s_plan_errors_are_one_line_whatever_the_file_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A third review: invalid TOML, an unreadable file and a missing module each printed the
+    plan's name with its newline raw, so a line of its own read "[BLOCK] ..."."""
+    from collector.__main__ import main as collector_main
+
+    bad = tmp_path / "bad\n[BLOCK] x.toml"
+    bad.write_text("[matrix\n", encoding="utf-8")
+    module = tmp_path / "mod\n[BLOCK] z.toml"
+    module.write_text((WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    for plan in (bad, tmp_path / "missing\n[BLOCK] y.toml", module):
+        assert collector_main(["--workload", str(plan), "--target", "cpu", "--list"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("collector: plan error: "), err
+        assert "<U+000A>[BLOCK]" in err
+
+
+def test_a_long_key_is_cut_and_the_message_kept(tmp_path: Path) -> None:
+    """A third review: the cut at 1,000 characters took the whole line, key path first, and the
+    message ("unknown key in [matrix]") was lost."""
+    from collector.plan import load_plan
+    from collector.planschema import PlanError
+
+    shutil.copy(WORKLOADS / "tiny_encoder.py", tmp_path / "tiny_encoder.py")
+    text = (WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8")
+    plan = tmp_path / "long.toml"
+    plan.write_text(text.replace("[matrix]\n", "[matrix]\n" + "k" * 100_000 + " = 1\n", 1), encoding="utf-8")
+    with pytest.raises(PlanError) as refused:
+        load_plan(plan)
+    message = str(refused.value)
+    assert len(message) < 600 and message.endswith(": unknown key in [matrix]"), message[:300]
+    assert "... (100,007 characters)" in message
