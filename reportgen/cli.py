@@ -372,6 +372,7 @@ def validate(
                     else:
                         found.append(entry.path)
                 skipped += [s.format() for s in listed.skipped]
+                notes += [f"reportgen validate: {line}" for line in listed.warnings]
             elif is_inspection_log(arg, max_bytes):
                 notes.append(inspection_note(arg))
                 named_inspections += 1

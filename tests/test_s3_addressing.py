@@ -12,6 +12,7 @@ started: each refusal comes before any request.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,52 @@ def test_publish_delete_leaves_a_key_with_the_version_mark_and_deletes_the_rest(
     result = publish(site, "s3://b/pub", store, delete=True)  # type: ignore[arg-type]
     assert store.deleted == result.deleted == ["s3://b/pub/zzz-stale.html"]
     assert result.undeletable == ["s3://b/pub/a?versionId=1"]
+
+
+@pytest.mark.parametrize("name", ["r?1/events.jsonl", "run 1 (retry)/events.jsonl", "r%20/a=b,c/events.jsonl"])
+def test_a_manifest_lists_any_key_the_listing_gave(name: str) -> None:
+    """A third review: `reportgen manifest` wrote a folder holding a run folder "r?1/", and every
+    reader refused its own manifest ("not a plain path") and listed the folder instead."""
+    from reportgen.storage.remote import manifest_objects
+
+    data = json.dumps({"format": 1, "objects": {name: {"etag": "abc", "size": 3}}}).encode()
+    assert manifest_objects(data, "s3://b/runs/day/") == {f"s3://b/runs/day/{name}": {"etag": "abc", "size": 3}}
+
+
+@pytest.mark.parametrize(
+    "name", ["../elsewhere/events.jsonl", "a//b", "./a", "a?versionId=1/events.jsonl", "a\nb", "", "x" * 1025]
+)
+def test_a_manifest_key_outside_its_folder_or_read_as_another_is_refused(name: str) -> None:
+    from reportgen.storage.remote import manifest_objects
+
+    data = json.dumps({"format": 1, "objects": {name: {"etag": "abc", "size": 3}}}).encode()
+    with pytest.raises(ValueError, match="is not a plain path inside the folder"):
+        manifest_objects(data, "s3://b/runs/day/")
+
+
+def test_validate_says_what_listing_a_prefix_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A third review: a folder left out for its name, or a manifest not used, was a warning of
+    the store that only `site` printed; `validate s3://b/runs` showed the other runs, exit 0,
+    and nothing else."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from reportgen.storage import sources
+
+    class Listed:
+        def __init__(self) -> None:
+            self.warnings: list[str] = []
+
+    def listing(location: str, store: Listed) -> list[object]:
+        store.warnings.append(f"warning: {location}/day?versionId=3/ left out: '?versionId=' in a folder's name")
+        return []
+
+    monkeypatch.setattr(sources, "Store", Listed)
+    monkeypatch.setattr(sources, "list_logs", listing)
+    done = CliRunner().invoke(main, ["validate", "s3://b/runs"])
+    assert (
+        "reportgen validate: warning: s3://b/runs/day?versionId=3/ left out: '?versionId=' in a folder's name"
+        in done.output
+    )
+    found = sources.find_runs(["s3://b/runs"])
+    assert found.warnings == ["warning: s3://b/runs/day?versionId=3/ left out: '?versionId=' in a folder's name"]

@@ -903,7 +903,7 @@ def build_site(
         )
         dropped, state = state["runs"], {**state, "runs": {}}
     store = _store_of(found.logs)
-    result.warnings += [f"reportgen site: {line}" for line in (store.warnings if store else [])]
+    result.warnings += [f"reportgen site: {line}" for line in (remote.warnings if remote is not None else [])]
     result.warnings += [f"reportgen site: {inspection_note(path)}; left out" for path in found.inspections]
     pages_elsewhere = False
     if published is not None:

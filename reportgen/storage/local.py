@@ -105,6 +105,8 @@ class Found:
     output_met: bool = False
     # Inspection logs (python -m collector inspect) met in a folder: not run logs, left out.
     inspections: list[Path] = field(default_factory=list)
+    # What listing an object store said, each "warning: ...": a manifest not used, a folder left out.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def paths(self) -> list[Path]:

@@ -407,7 +407,20 @@ def list_logs(location: str, store: Store) -> list[RemoteLog]:
 MANIFESTS_DIR = "_manifests"
 MANIFEST_FORMAT = 1
 MAX_MANIFEST_BYTES = 64 << 20
-_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._=+@-]{0,254}")
+
+
+def _inside(name: str) -> bool:
+    """A manifest's key, relative to its folder, names an object inside it that the client reads
+    by that key: parts neither empty nor '.' or '..', no control character, no VERSION_MARK, at
+    most 1,024 characters (S3's limit). Any other character is a key's, as the listing gave it."""
+    return (
+        0 < len(name) <= 1024
+        and VERSION_MARK not in name
+        and all(part not in ("", ".", "..") for part in name.split("/"))
+        and not any(ord(c) < 32 or ord(c) == 127 for c in name)
+    )
+
+
 _ETAG = re.compile(r"[0-9A-Za-z-]{1,80}")
 
 
@@ -464,8 +477,7 @@ def manifest_objects(data: bytes | RemoteError | None, folder: str) -> dict[str,
         raise ValueError(f"not a manifest of format {MANIFEST_FORMAT} with an objects table")
     objects = {}
     for name, info in raw["objects"].items():
-        parts = name.split("/")
-        if not all(_PART.fullmatch(part) for part in parts) or len(name) > 1024:
+        if not _inside(name):
             raise ValueError(f"objects: {name[:80]!r} is not a plain path inside the folder")
         if (
             type(info) is not dict

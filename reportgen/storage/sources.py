@@ -86,6 +86,7 @@ def find_runs(
                     )
                     notes = None
                 found.logs.append(LogEntry(log, notes))  # type: ignore[arg-type]
+        found.warnings += store.warnings
     return found
 
 
@@ -101,7 +102,7 @@ def find_one(
     if not found.logs and len(found.skipped) == 1:
         raise ValueError(f"{found.skipped[0].path}: not read: {found.skipped[0].reason}")
     if len(found.logs) != 1:
-        why = "; ".join(s.format() for s in found.skipped)
+        why = "; ".join([s.format() for s in found.skipped] + found.warnings)
         raise ValueError(f"{location}: expected one run log, found {len(found.logs)}" + (f" ({why})" if why else ""))
     return found.logs[0]
 
