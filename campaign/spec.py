@@ -44,9 +44,9 @@ _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?)?")
 _IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+\[\]-]*")
 # Collector options a campaign may not set per workload: the campaign decides them (the
 # collector's own parser, collector/__main__.py parse_args, has them; a test checks the two
-# agree). That parser takes options whole (collector 0.20.0 on; earlier ones took an unambiguous
-# prefix, --targ for --target), so an arg that is a prefix of one of these is refused as well, at
-# submit rather than by every task: reserved_option().
+# agree). That parser takes options whole and refuses a prefix (--targ for --target), so an arg
+# that is a prefix of one of these is refused as well, at submit rather than by every task:
+# reserved_option().
 RESERVED_ARGS = ("--workload", "--target", "--out", "--list")
 
 
@@ -327,7 +327,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
             if reserved:
                 raise CampaignError(
                     f"{table.where}.args: {arg!r} is a prefix of the collector's {reserved}, which the campaign sets, not a"
-                    " workload (the collector takes options whole and refuses it; an earlier collector took it for the whole option)"
+                    " workload (the collector takes options whole, and would refuse it)"
                 )
         table.done()
         workloads.append(Workload(plan, args))
