@@ -343,8 +343,14 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
         _check_ledger_folder(campaign, campaign_id)
     for plan in dict.fromkeys(plan_path(root, w.plan) for w in campaign.workloads):
         if not Path(plan).is_file():
+            here = (
+                "is here but no regular file (a folder, FIFO or device)"
+                if os.path.lexists(plan)
+                else "is not on this host"
+            )
             _print(
-                f"campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr
+                _printable(f"campaign: warning: {plan} {here}; it must be a plan file on the compute nodes"),
+                file=sys.stderr,
             )
     if not _write(files, text, slurm.tasks_lines(campaign, campaign_id), planned, slurm=True):
         return 1

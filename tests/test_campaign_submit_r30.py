@@ -143,3 +143,25 @@ def test_printed_commands_name_the_files_as_one_word_on_one_line(
         ledger = next(line for line in printed if line.startswith("ledger:  python -m campaign status "))
         words = shlex.split(ledger.removeprefix("ledger:  "))
         assert words == ["python", "-m", "campaign", "status", f"{folder}/loc.planned.json"]
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "fifo"])
+def test_a_plan_that_is_no_file_here_is_warned_about_for_what_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """Before: a plan at /dev/zero or a FIFO was "not on this host", though it is, as no file."""
+    import os
+
+    plan = tmp_path / "plans" / "tiny_encoder.toml"
+    plan.parent.mkdir()
+    if kind == "folder":
+        plan.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(plan)
+    path = write_campaign(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8").replace("/plans/tiny_encoder.toml", str(plan)), encoding="utf-8")
+    out = tmp_path / "out" / "loc.sbatch"
+    out.parent.mkdir()
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(out)]) == 0
+    said = "is not on this host" if kind == "missing" else "is here but no regular file (a folder, FIFO or device)"
+    assert f"campaign: warning: {plan} {said}; it must be a plan file on the compute nodes" in capsys.readouterr().err
