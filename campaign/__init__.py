@@ -5,3 +5,13 @@ campaign file (spec), writes the scheduler's input around the one task script (t
 a ledger of every planned task in the destination (ledger), and prints or resumes it
 (``python -m campaign``). See docs/campaigns.md.
 """
+
+import sys
+
+# The campaign reads TOML with tomllib (Python 3.11): on an older interpreter (a login node's
+# system Python, say) it says so in one line, not with a traceback from its first import.
+if sys.version_info < (3, 11):
+    sys.stderr.write(
+        f"campaign: needs Python 3.11 or newer, this is {sys.version_info[0]}.{sys.version_info[1]} ({sys.executable})\n"
+    )
+    raise SystemExit(2)

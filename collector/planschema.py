@@ -600,11 +600,10 @@ SCHEMA: tuple[Table, ...] = (
             Key(
                 "k",
                 "number",
-                "lr-bound only: the bound's factor, a positive number.",
+                "lr-bound only: the bound's factor, a positive number (above 0).",
                 None,
                 "2.0",
                 COLLECTOR,
-                minimum=0,
             ),
             Key(
                 "zero_below",

@@ -165,3 +165,20 @@ def test_a_plan_that_is_no_file_here_is_warned_about_for_what_it_is(
     assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(out)]) == 0
     said = "is not on this host" if kind == "missing" else "is here but no regular file (a folder, FIFO or device)"
     assert f"campaign: warning: {plan} {said}; it must be a plan file on the compute nodes" in capsys.readouterr().err
+
+
+def test_an_interpreter_older_than_3_11_is_one_line_and_exit_2() -> None:
+    """A docs review: on Python 3.10, `python -m campaign --help` ended in a traceback
+    (No module named 'tomllib'). The interpreter's version is stood in for here."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.version_info = (3, 10, 12); import campaign.__main__"],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [f"campaign: needs Python 3.11 or newer, this is 3.10 ({sys.executable})"]
