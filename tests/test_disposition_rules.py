@@ -527,3 +527,20 @@ def test_criteria_one_part_of_which_can_fail_block_nothing(tmp_path: Path, rtol:
     # A cell passes only when every part passes: one part that can fail still fails a wrong output.
     run = _run(tmp_path, lambda events: _criterion(events, rtol, threshold))
     assert not [r for r in d.decide(run, {}).reasons if r.rule == "tolerances"]
+
+
+def test_a_passing_compiled_cell_without_its_compile_event_blocks_as_unmeasured(tmp_path: Path) -> None:
+    """A review of single-run reports: with a compiled cell's compile event taken out, the run
+    read "Suitable", while the same cell with a graph break in that event required a change. The
+    collector logs a compile event for every compiled cell it checks."""
+    case = case_key(1, 16, "compiled")
+
+    def drop_compile(events: Events) -> None:
+        events[:] = [e for e in events if not (e["kind"] == "compile" and e.get("case") == case)]
+
+    run = _run(tmp_path, drop_compile)
+    reasons = d.rule_compiled_path(run, d.Notes())
+    assert [(r.rule, r.outcome, r.cases) for r in reasons if r.rule == "compile-unmeasured"] == [
+        ("compile-unmeasured", "blocked", (case,))
+    ]
+    assert d.rule_compiled_path(_run(tmp_path, lambda events: None), d.Notes()) == []

@@ -755,6 +755,19 @@ def rule_compiled_path(run: RunModel, notes: Notes) -> list[Reason]:
     limit = [c for c in cells if c.recompile_limit_hit or c.eager_after_recompile_limit]
     eager = [c for c in cells if _ran_no_graph(c)]
     reasons = []
+    # The collector logs a compile event for every compiled cell it checks: a passing one without
+    # it says nothing of graph breaks, recompiles or whether a compiled graph ran at all.
+    unmeasured = [c for c in run.with_status("pass") if c.planned.mode == "compiled" and not c.compiled]
+    if unmeasured:
+        reasons.append(
+            Reason(
+                "compile-unmeasured",
+                "blocked",
+                "No compile event was logged for these compiled cells: their graph breaks, recompiles and whether"
+                " a compiled graph ran were not measured.",
+                _cases(unmeasured),
+            )
+        )
     if breaks:
         why = sorted({reason for c in breaks for reason in c.graph_break_reasons})
         reasons.append(

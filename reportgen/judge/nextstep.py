@@ -86,6 +86,7 @@ NEXT_STEPS: dict[str, str] = {
     "no-compiled-graph": "collect the compiled cells again with the compiled path on (no `TORCHDYNAMO_DISABLE`); if they still compile no graph, find why TorchDynamo skipped the model (`TORCH_LOGS=+dynamo`)",
     "layout": "feed contiguous inputs to the compiled path (make the preprocessing produce them), then collect again",
     "compile-fallback": "collect the compiled cells again with the setting the reason names at the value it names",
+    "compile-unmeasured": "collect the compiled cells again with a collector that logs each one's compile (`{collect}`)",
 }
 
 

@@ -34,7 +34,11 @@ FORMAT = 5
 COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("run_id", "string", "the run's id"),
     ("workload", "string", "the workload's name"),
-    ("target", "string", "the target the run ran for (the collector's --target; index.csv's intended_target is the plan's)"),
+    (
+        "target",
+        "string",
+        "the target the run ran for (the collector's --target; index.csv's intended_target is the plan's)",
+    ),
     ("family", "string", "the backend family the environment event recorded"),
     (
         "device",

@@ -122,7 +122,9 @@ class Store:
         try:
             import s3fs
         except ImportError:
-            raise RemoteError("reading or writing s3:// needs s3fs: pip install '.[s3]' in the checkout (or pip install s3fs)") from None
+            raise RemoteError(
+                "reading or writing s3:// needs s3fs: pip install '.[s3]' in the checkout (or pip install s3fs)"
+            ) from None
         # No s3fs listing cache and no shared instance: every command sees the bucket as it is now
         # (one listing of a prefix per command: self._listings). An endpoint that takes the
         # connection and never answers is given up on within about half a minute: a read waits
