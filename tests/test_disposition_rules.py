@@ -544,3 +544,21 @@ def test_a_passing_compiled_cell_without_its_compile_event_blocks_as_unmeasured(
         ("compile-unmeasured", "blocked", (case,))
     ]
     assert d.rule_compiled_path(_run(tmp_path, lambda events: None), d.Notes()) == []
+
+
+def test_cells_the_plan_s_policy_refuses_await_no_explanation(tmp_path: Path) -> None:
+    """A review of single-run reports: section 1 said the 600-token cells were "refused as
+    declared", and section 5 listed each as a problem with "Explanation: none yet"."""
+    from reportgen.judge.judgement import problem_cells
+    from tests.logbuilder import generation_log
+
+    path = tmp_path / "events.jsonl"
+    path.write_text(dumps(generation_log()), encoding="utf-8")
+    reading = read_log(path)
+    assert reading.valid, [p.format() for p in reading.problems]
+    run = build_run(reading)
+    refused = {case for r in run.requests if r.outcome == "refused" for case in r.cases}
+    assert refused and all(c.status == "skipped" for c in run.cells if c.case in refused)
+    listed = {c.case for c in problem_cells(run)}
+    assert listed and not listed & refused
+    assert {c.case for c in run.cells if c.status == "mismatch"} <= listed

@@ -215,11 +215,15 @@ def figure_flags(undecided: tuple[CellStability, ...], flagged_cells: tuple[Cell
 
 def problem_cells(run: RunModel) -> tuple[CellRecord, ...]:
     """The cells section 5 lists, in plan order: failed, errored, skipped, and untested because
-    their planned layout was not achieved."""
+    their planned layout was not achieved. A cell skipped because the plan's declared policy
+    refuses its request (a request event) is the policy holding, as the disposition notes: no
+    problem awaiting an explanation."""
+    refused = {case for r in run.requests if r.outcome == "refused" for case in r.cases}
     return tuple(
         c
         for c in run.cells
-        if c.status in PROBLEM_STATUSES or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)
+        if (c.status in PROBLEM_STATUSES and not (c.status == "skipped" and c.case in refused))
+        or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)
     )
 
 
