@@ -548,17 +548,23 @@ def test_a_passing_compiled_cell_without_its_compile_event_blocks_as_unmeasured(
 
 def test_cells_the_plan_s_policy_refuses_await_no_explanation(tmp_path: Path) -> None:
     """A review of single-run reports: section 1 said the 600-token cells were "refused as
-    declared", and section 5 listed each as a problem with "Explanation: none yet"."""
-    from reportgen.judge.judgement import problem_cells
+    declared", and section 5 listed each with "Explanation: none yet". They stay listed (other
+    sections link to them), saying why none is owed."""
+    from reportgen.render.report import build_report
     from tests.logbuilder import generation_log
 
-    path = tmp_path / "events.jsonl"
+    path = tmp_path / "run" / "events.jsonl"
+    path.parent.mkdir()
     path.write_text(dumps(generation_log()), encoding="utf-8")
-    reading = read_log(path)
-    assert reading.valid, [p.format() for p in reading.problems]
-    run = build_run(reading)
-    refused = {case for r in run.requests if r.outcome == "refused" for case in r.cases}
-    assert refused and all(c.status == "skipped" for c in run.cells if c.case in refused)
-    listed = {c.case for c in problem_cells(run)}
-    assert listed and not listed & refused
-    assert {c.case for c in run.cells if c.status == "mismatch"} <= listed
+    build_report(path, tmp_path / "out", formats=("md", "html"))
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    refused = case_key(1, 600, "eager")
+    section = md[md.index(f"`{refused}`", md.index("## 5")) :]
+    explanation = section[section.index("Explanation: ") :].split("\n", 1)[0]
+    assert explanation == (
+        "Explanation: none owed: the plan's declared policy refuses requests of 600 tokens (request event); nothing"
+        " of the model ran."
+    )
+    assert "none owed: the plan&#39;s declared policy refuses requests of 600 tokens" in html
+    assert "Explanation: none yet." in md  # the mismatching cell still awaits one

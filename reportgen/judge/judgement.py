@@ -109,6 +109,9 @@ class Judgement:
     # Section 5's cells, in plan order: failed, errored, skipped, and untested because their
     # planned layout was not achieved (or not measured).
     problems: tuple[CellRecord, ...] = ()
+    # Per skipped cell that awaits no explanation, why: the plan's declared policy refused its
+    # request (a request event), as the disposition notes.
+    settled: dict[str, str] = field(default_factory=dict)
     # Per localised cell, where its error arises: the first SHOWN_CELLS problem cells and the
     # first LOCALIZED_OTHERS localised cells that are not problems.
     localized: dict[str, Localized] = field(default_factory=dict)
@@ -180,6 +183,7 @@ def judge(
         entry_groups=alike_entries(annotations),
         failing={c.case: failing_quantity(c) for c in failed},
         problems=problems,
+        settled=refused_as_declared(run),
         localized=localizations(problems[:SHOWN_CELLS] + others),
         localized_others=others,
         unlocalized={c.case: why for c in problems[:SHOWN_CELLS] if (why := not_localized(c)) is not None},
@@ -215,15 +219,11 @@ def figure_flags(undecided: tuple[CellStability, ...], flagged_cells: tuple[Cell
 
 def problem_cells(run: RunModel) -> tuple[CellRecord, ...]:
     """The cells section 5 lists, in plan order: failed, errored, skipped, and untested because
-    their planned layout was not achieved. A cell skipped because the plan's declared policy
-    refuses its request (a request event) is the policy holding, as the disposition notes: no
-    problem awaiting an explanation."""
-    refused = {case for r in run.requests if r.outcome == "refused" for case in r.cases}
+    their planned layout was not achieved."""
     return tuple(
         c
         for c in run.cells
-        if (c.status in PROBLEM_STATUSES and not (c.status == "skipped" and c.case in refused))
-        or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)
+        if c.status in PROBLEM_STATUSES or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)
     )
 
 
@@ -243,6 +243,18 @@ def localizations(cells: tuple[CellRecord, ...]) -> dict[str, Localized]:
         if event is not None:
             found[cell.case] = judge_localization(event)
     return found
+
+
+def refused_as_declared(run: RunModel) -> dict[str, str]:
+    """The skipped cells whose request the plan's declared policy refused (request events), each
+    with why no explanation is owed."""
+    refused = {case: r.length for r in run.requests if r.outcome == "refused" for case in r.cases}
+    return {
+        c.case: f"none owed: the plan's declared policy refuses requests of {refused[c.case]} tokens (request event);"
+        " nothing of the model ran"
+        for c in run.with_status("skipped")
+        if c.case in refused
+    }
 
 
 def failing_quantity(cell: CellRecord) -> str:

@@ -211,7 +211,9 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         matrix=matrix_view(run, judgement.failing),
         criteria=criteria,
         criteria_declared=declared,
-        problems=problem_views(problem_cells, notes, judgement.localized, judgement.failing, judgement.unlocalized),
+        problems=problem_views(
+            problem_cells, notes, judgement.localized, judgement.failing, judgement.unlocalized, judgement.settled
+        ),
         problems_total=len(problem_cells),
         localized_passing=localized_passing(judgement.localized_others, judgement.localized),
         explanations=explanation_views(run, notes, judgement.entry_groups),

@@ -40,6 +40,7 @@ class ProblemView:
     verdict: str
     note: str = ""
     where: LocalizationView | None = None
+    settled: str = ""  # why no explanation is owed (the judge's), shown in place of "none yet"
 
 
 @dataclass
@@ -103,6 +104,7 @@ def problem_views(
     localized: dict[str, Localized],
     failing: dict[str, str] | None = None,
     unlocalized: dict[str, str] | None = None,
+    settled: dict[str, str] | None = None,
 ) -> list[ProblemView]:
     """The first DETAIL_CAP problem cells, as many as fit the section's budget (at least one)."""
     views: list[ProblemView] = []
@@ -111,6 +113,7 @@ def problem_views(
         view = _problem(cell, notes, localized.get(cell.case), (unlocalized or {}).get(cell.case))
         if failing and cell.case in failing:  # the quantity the status stands for, named first
             view.stats.insert(0, Row("failed on", failing[cell.case]))
+        view.settled = (settled or {}).get(cell.case, "")
         spent += _size(view)
         if views and spent > PROBLEMS_BUDGET:
             break
