@@ -52,6 +52,7 @@ and ``run_end`` line of a long log.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import statistics
@@ -1031,10 +1032,9 @@ class FigureChecks:
         if (told := self.task_results.get(data.case)) is not None:
             value, passed, line = told
             if value != data.steps_agreeing or passed != data.tokens_passed:
-                said = "null" if passed is None else str(passed).lower()
                 return (
-                    f"steps_agreeing {data.steps_agreeing} (tokens_passed {'null' if data.tokens_passed is None else str(data.tokens_passed).lower()}), "
-                    f"but the case_result on line {line} gives its task metric {value} (passed {said}): the collector writes both from one count"
+                    f"steps_agreeing {data.steps_agreeing} (tokens_passed {json.dumps(data.tokens_passed)}), but the case_result "
+                    f"on line {line} gives its task metric {value} (passed {json.dumps(passed)}): the collector writes both from one count"
                 )
         if data.case in self.passed and (data.tokens_passed is False or not data.top_k_passed):
             return "its case_result says pass, but tokens_passed or top_k_passed is false"

@@ -306,7 +306,7 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
     skipped = [c for c in run.with_status("skipped") if not _accepted(notes, c)]
     # A generation plan's request above the largest bucket that its declared policy refuses
     # (request event) is the policy holding, not a gap in the evidence: said, not blocking.
-    refusing = {case: r.length for r in run.requests if r.outcome == "refused" for case in r.cases}
+    refusing = refused_requests(run)
     refused = [c for c in skipped if c.case in refusing]
     if refused:
         lengths = ", ".join(str(n) for n in sorted({refusing[c.case] for c in refused}))
@@ -418,6 +418,12 @@ def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: 
             Reason(rule, "note", f"{len(accepted)} {what} accepted with a reason in the annotations.", _cases(accepted))
         )
     return reasons
+
+
+def refused_requests(run: RunModel) -> dict[str, int]:
+    """Each case whose request the plan's declared policy refused (request events), with the
+    request's length in tokens."""
+    return {case: r.length for r in run.requests if r.outcome == "refused" for case in r.cases}
 
 
 def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:

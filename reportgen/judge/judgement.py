@@ -19,6 +19,7 @@ from itertools import islice
 from reportgen.judge.changes import loop_host_facts
 from reportgen.judge.backend_docs import docs_file_sha256, run_backend
 from reportgen.judge.disposition import (
+    refused_requests,
     FAILED,
     Disposition,
     Reason,
@@ -248,7 +249,7 @@ def localizations(cells: tuple[CellRecord, ...]) -> dict[str, Localized]:
 def refused_as_declared(run: RunModel) -> dict[str, str]:
     """The skipped cells whose request the plan's declared policy refused (request events), each
     with why no explanation is owed."""
-    refused = {case: r.length for r in run.requests if r.outcome == "refused" for case in r.cases}
+    refused = refused_requests(run)
     return {
         c.case: f"none owed: the plan's declared policy refuses requests of {refused[c.case]} tokens (request event);"
         " nothing of the model ran"

@@ -16,9 +16,10 @@ The collector measures each module's first call only. A module called more than 
 point named may go wrong in a later call, so the sentence names that as a possibility instead of
 a definite place. A mismatching cell whose every module is within the tolerance end to end has its
 error in what was not measured: modules the bounds skipped, later calls, or code no module covers.
-Where the first module beyond the tolerance end to end has no local figure (it could not be run
-or compiled alone), its own error is unknown: the error arises in it or before it, and nothing is
-said to build up. The modules ``max_modules`` cut are the last ones in the reference's execution
+Where no module is named and a module beyond the tolerance end to end has no local figure (it
+could not be run or compiled alone), its own error is unknown: if it is the first one beyond the
+tolerance, the error arises in it or before it; after modules within the tolerance on their own,
+the error builds up from the first of those, and it may add error of its own. The modules ``max_modules`` cut are the last ones in the reference's execution
 order (collector/localize.py keeps the first ones), so they are never said to come before a
 module named.
 """

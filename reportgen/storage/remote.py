@@ -413,14 +413,10 @@ MAX_MANIFEST_BYTES = 64 << 20
 
 def _inside(name: str) -> bool:
     """A manifest's key, relative to its folder, names an object inside it that the client reads
-    by that key: parts neither empty nor '.' or '..', no control character, no VERSION_MARK, at
-    most 1,024 characters (S3's limit). Any other character is a key's, as the listing gave it."""
-    return (
-        0 < len(name) <= 1024
-        and VERSION_MARK not in name
-        and all(part not in ("", ".", "..") for part in name.split("/"))
-        and not any(ord(c) < 32 or ord(c) == 127 for c in name)
-    )
+    by that key: a plain key (``_plain_key``: text, no control character, no VERSION_MARK) of at
+    most 1,024 characters (S3's limit), no part empty, '.' or '..'. Any other character is a
+    key's, as the listing gave it."""
+    return 0 < len(name) <= 1024 and _plain_key(name) and all(part not in ("", ".", "..") for part in name.split("/"))
 
 
 _ETAG = re.compile(r"[0-9A-Za-z-]{1,80}")
