@@ -62,9 +62,12 @@ records; it never judges. Judgement lives in ``reportgen``.
 # cells chosen (--only) leave nothing to test (no other shape of its group compiled between, or
 # not its own shape) as skipped with the reason; 0.20.0 feeds a module localised alone a fresh
 # copy of its reference inputs for each call (a module changing its input in place had been fed
-# its own output) and refuses an abbreviated option; change it with every release of the collector,
+# its own output) and refuses an abbreviated option; 0.21.0 runs a backend's before_torch hook
+# (the neuron variables) before torch is first imported, as its note says (collector.workload
+# imported torch first since 0.1.0), also for a target named by its alias, and names the
+# backend log file it makes collector-log-PID-*.log; change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.20.0"
+__version__ = "0.21.0"
 
 import sys
 

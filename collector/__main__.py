@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import math
 import os
 import shlex
@@ -14,7 +13,7 @@ from typing import Any, Iterator
 
 from collector import interrupt
 from collector.arguments import folder_argument, path_argument
-from collector.descriptors import DescriptorError, target_choices
+from collector.descriptors import DescriptorError, before_torch, descriptors, target_choices
 from collector.descriptors import resolve_target as resolve_name
 from collector.visible import tell, terminal, visible
 
@@ -22,6 +21,7 @@ BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader we
 
 try:  # the targets are the backend descriptors: a broken one is a usage error
     TARGET_CHOICES = target_choices()
+    AUTO_TRIES = [d.name for d in descriptors().values() if d.auto_order is not None]
 except DescriptorError as exc:
     print(f"collector: backend descriptor: {terminal(str(exc))}", file=sys.stderr)
     sys.exit(2)
@@ -182,7 +182,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--target",
         default="auto",
         choices=["auto", *TARGET_CHOICES],
-        help="device to run on, by name or alias (default: auto = the plan's target, which must be available; for a plan without one: neuron, else cuda, else cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target",
+        help=f"device to run on, by name or alias (default: auto = the plan's target, which must be available; for a plan without one: the first available of {', '.join(AUTO_TRIES)}, else the cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target",
     )
     parser.add_argument(
         "--out",
@@ -302,6 +302,10 @@ def _main(argv: list[str]) -> int:
     if problem:
         _tell(f"collector: --out {args.out}: {problem}")
         return 2
+    # Before torch is imported (collector.workload imports it): torch autoloads a backend's module
+    # (torch_neuronx), which may read the variables a backend's before_torch hook sets then
+    # (collector/descriptors.py). Until collector 0.21.0 they were set after that import.
+    before_torch(args.target, plan.intended_target)
     from collector.workload import WorkloadError, check_source
 
     try:
@@ -309,16 +313,6 @@ def _main(argv: list[str]) -> int:
     except WorkloadError as exc:
         _tell(f"collector: {exc}")
         return 2
-    auto_neuron = (
-        args.target == "auto"
-        and plan.intended_target in (None, "neuron")
-        and importlib.util.find_spec("torch_neuronx") is not None
-    )
-    if args.target == "neuron" or auto_neuron:
-        # Before torch is imported: torch autoloads torch_neuronx, which may read them at import.
-        from collector import neuronenv
-
-        neuronenv.apply()
     from collector.timing import scope_problem
 
     problem = scope_problem(plan.timing_scope, bool(plan.training))

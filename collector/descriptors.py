@@ -15,12 +15,16 @@ naming the file and the key, never a silently applied default.
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import os
 import re
 import tomllib
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from collector.tomltext import toml_text
@@ -78,6 +82,14 @@ class Descriptor:
     device_resource: str = ""  # Kubernetes extended resource a campaign pod asks for
     node_taint: str = ""  # taint key device nodes commonly carry; campaign pods tolerate it
     slurm_gres: str = ""  # Slurm GRES name a campaign task asks for (--gres=NAME:N)
+    # The adapter feeds every input on the torch device named as the target (cpu, cuda): a log's
+    # inputs_fed is then checked against its environment.device_type. False where the adapter's
+    # device may be another (the neuron adapter run with a stand-in module feeds the CPU).
+    inputs_on_device: bool = False
+    before_torch: str = ""  # "FILE.py:function" beside the descriptor, run before torch is imported
+    autoload_module: str = (
+        ""  # the module torch autoloads for this backend (--target auto: the hook runs where it is installed)
+    )
     notes: str = ""
 
     @property
@@ -112,6 +124,8 @@ _TOP: dict[str, tuple[type | tuple[type, ...], bool, str]] = {
     "version": (list, False, "[[version]] tables"),
     "kubernetes": (dict, False, "[kubernetes] table"),
     "slurm": (dict, False, "[slurm] table"),
+    "inputs_on_device": (bool, False, "every input is fed on the torch device named as the target"),
+    "before_torch": (dict, False, "[before_torch] table"),
     "notes": (str, False, "documentation notes"),
 }
 _CACHE = {"role": (str, True, ""), "variable": (str, True, ""), "default": (str, True, "")}
@@ -127,6 +141,9 @@ _VERSION = {
 }
 _KUBERNETES = {"device_resource": (str, True, ""), "node_taint": (str, False, "")}
 _SLURM = {"gres": (str, True, "")}
+_BEFORE_TORCH = {"hook": (str, True, ""), "module": (str, False, "")}
+_FILE_OBJECT = re.compile(r"^[A-Za-z0-9_]+\.py:[A-Za-z_][A-Za-z0-9_]*$")
+_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")  # a top-level module: finding it imports nothing
 
 
 def _check(where: str, table: Any, keys: dict[str, tuple[Any, bool, str]]) -> dict[str, Any]:
@@ -192,7 +209,7 @@ def read_descriptor(path: Path) -> Descriptor:
     if name != path.stem:
         raise DescriptorError(f"{where}.name: {name!r} must be the file's name without .toml ({path.stem!r})")
     adapter = data["adapter"]
-    if not re.match(r"^[A-Za-z0-9_]+\.py:[A-Za-z_][A-Za-z0-9_]*$", adapter):
+    if not _FILE_OBJECT.match(adapter):
         raise DescriptorError(f"{where}.adapter: {adapter!r} is not FILE.py:Class with FILE beside the descriptor")
     if "/" in data["constraints"] or "\\" in data["constraints"] or not data["constraints"].endswith(".toml"):
         raise DescriptorError(
@@ -209,6 +226,13 @@ def read_descriptor(path: Path) -> Descriptor:
         _backend_name(f"{where}.aliases", alias)
     kubernetes = _check(f"{where}.kubernetes", data.get("kubernetes", {}), _KUBERNETES) if "kubernetes" in data else {}
     slurm = _check(f"{where}.slurm", data.get("slurm", {}), _SLURM) if "slurm" in data else {}
+    before = _check(f"{where}.before_torch", data["before_torch"], _BEFORE_TORCH) if "before_torch" in data else {}
+    if before and not _FILE_OBJECT.match(before["hook"]):
+        raise DescriptorError(
+            f"{where}.before_torch.hook: {before['hook']!r} is not FILE.py:function with FILE beside the descriptor"
+        )
+    if before.get("module") and not _MODULE.match(before["module"]):
+        raise DescriptorError(f"{where}.before_torch.module: {before['module']!r} is not a top-level module name")
     caches = tuple(CacheDir(**_check(f"{where}.cache[{i}]", c, _CACHE)) for i, c in enumerate(data.get("cache", [])))
     versions = tuple(_probe(f"{where}.version[{i}]", v) for i, v in enumerate(data.get("version", [])))
     return Descriptor(
@@ -227,6 +251,9 @@ def read_descriptor(path: Path) -> Descriptor:
         device_resource=kubernetes.get("device_resource", ""),
         node_taint=kubernetes.get("node_taint", ""),
         slurm_gres=slurm.get("gres", ""),
+        inputs_on_device=data.get("inputs_on_device", False),
+        before_torch=before.get("hook", ""),
+        autoload_module=before.get("module", ""),
         notes=data.get("notes", ""),
     )
 
@@ -293,6 +320,71 @@ def resolve_target(word: str) -> str:
         if word == descriptor.name or word in descriptor.aliases:
             return descriptor.name
     raise DescriptorError(f"unknown target {word!r}; choose {', '.join(target_choices())}")
+
+
+def default_target() -> str:
+    """The target a plan is reviewed against when neither ``--target`` nor the plan names one:
+    the first one ``--target auto`` tries (``descriptors()`` lists those first, in its order)."""
+    return next(iter(descriptors()))
+
+
+def hook_module(descriptor: Descriptor) -> ModuleType:
+    """The module of a descriptor's ``before_torch`` hook, loaded once from the file beside the
+    descriptor. It runs before torch is imported, so it is loaded by its path, never through
+    ``collector.backends``, whose adapters import torch; the adapter reads it back through here."""
+    file_name = descriptor.before_torch.split(":", 1)[0]
+    name = f"collector_before_torch_{descriptor.name.replace('-', '_')}"
+    if name in sys.modules:
+        return sys.modules[name]
+    path = descriptor.path.parent / file_name
+    spec = importlib.util.spec_from_file_location(name, path) if path.is_file() else None
+    if spec is None or spec.loader is None:
+        raise DescriptorError(f"{descriptor.path}: before_torch.hook: {path} is not a file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the backend's own code: said in one line with its file
+        del sys.modules[name]
+        raise DescriptorError(
+            f"{descriptor.path}: before_torch.hook: {file_name} raised {type(exc).__name__}: {str(exc)[:300]}"
+        ) from None
+    return module
+
+
+def before_torch(
+    requested: str, intended: str | None, installed: Callable[[str], object] = importlib.util.find_spec
+) -> tuple[str, ...]:
+    """Run the ``before_torch`` hooks of the targets this run may use, before torch is imported
+    (torch autoloads a backend's module, which may read its variables then), and name them.
+
+    A named target (or alias) runs its own hook. ``--target auto`` runs the hook of the plan's
+    target, or, for a plan that names none, of every target auto tries whose ``module`` is
+    installed; a target that names a ``module`` is passed over where it is not installed."""
+    known = descriptors()
+    if requested != "auto":
+        chosen = [known[resolve_target(requested)]]
+    elif intended is not None:
+        chosen = [known[intended]] if intended in known else []
+    else:
+        chosen = [d for d in known.values() if d.auto_order is not None and d.autoload_module]
+    ran = []
+    for descriptor in chosen:
+        if not descriptor.before_torch:
+            continue
+        if requested == "auto" and descriptor.autoload_module and installed(descriptor.autoload_module) is None:
+            continue
+        hook = getattr(hook_module(descriptor), descriptor.before_torch.split(":", 1)[1], None)
+        if not callable(hook):
+            raise DescriptorError(f"{descriptor.path}: before_torch.hook: {descriptor.before_torch} is not a function")
+        try:
+            hook()
+        except Exception as exc:  # the backend's own code: said in one line with its file
+            raise DescriptorError(
+                f"{descriptor.path}: before_torch.hook: {descriptor.before_torch} raised {type(exc).__name__}: {str(exc)[:300]}"
+            ) from None
+        ran.append(descriptor.name)
+    return tuple(ran)
 
 
 def backend_families() -> tuple[str, ...]:

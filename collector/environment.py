@@ -125,14 +125,14 @@ def cpu_model(cpuinfo: str = CPUINFO) -> Fact:
     return known(platform.processor() or platform.machine(), "platform.processor()")
 
 
-def read_device(torch: Any, device_type: str, backend_module: Any = None) -> dict[str, Fact]:
+def read_device(torch: Any, device_type: str) -> dict[str, Fact]:
     device: dict[str, Fact] = {
         "hostname": known(socket.gethostname(), "socket.gethostname()"),
         "instance_type": read_text_file("/sys/devices/virtual/dmi/id/product_name", "DMI product name"),
     }
     try:
         adapter = ADAPTERS.get(device_type)
-        own = adapter.device_facts(torch, backend_module) if adapter is not None else None
+        own = adapter.device_facts(torch) if adapter is not None else None
         if own is not None:
             device.update(own)
         else:
@@ -144,14 +144,14 @@ def read_device(torch: Any, device_type: str, backend_module: Any = None) -> dic
     return device
 
 
-def read_environment(torch: Any, target: str, backend_module: Any = None) -> dict[str, Any]:
+def read_environment(torch: Any, target: str) -> dict[str, Any]:
     family, reason = decide_backend_family(target, gather_probes(torch))
     return {
         "backend_family": family,
         "backend_family_reason": reason,
         "device_type": target,
         "versions": read_versions(torch),
-        "device": read_device(torch, target, backend_module),
+        "device": read_device(torch, target),
         "env_vars": relevant_env_vars(),
         "artifacts": [a for a in (installed_artifact(n) for n in distributions()) if a],
     }

@@ -34,9 +34,10 @@ PIPE_ENV = "COLLECTOR_LIFELINE_FD"
 PARENT_ENV = "COLLECTOR_PARENT_PID"
 IN_USE = "IN_USE"
 CACHE_PREFIXES = ("collector-cache-", "collector-cold-")
-# The [Neuron] log channel's temporary file, named by the collector process that made it.
-NEURON_LOG_PREFIX = "collector-neuron-"
-NEURON_LOG = re.compile(rf"{NEURON_LOG_PREFIX}(\d{{1,10}})-[^/]*\.log")
+# A backend's log channel's temporary file (the neuron adapter's [Neuron] channel), named by the
+# collector process that made it.
+BACKEND_LOG_PREFIX = "collector-log-"
+BACKEND_LOG = re.compile(rf"{BACKEND_LOG_PREFIX}(\d{{1,10}})-[^/]*\.log")
 _PR_SET_PDEATHSIG = 1
 
 
@@ -159,9 +160,9 @@ def sweep_left_behind(parent: Path | None = None) -> list[Path]:
             ):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(entry)
-            # The Neuron log channel's file (collector.neuronenv) names its process instead.
+            # A backend log channel's file (collector/backends/neuronenv.py) names its process instead.
             elif (
-                (named := NEURON_LOG.fullmatch(entry.name)) is not None
+                (named := BACKEND_LOG.fullmatch(entry.name)) is not None
                 and not entry.is_symlink()
                 and entry.is_file()
                 and _gone(int(named[1]))

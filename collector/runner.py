@@ -128,14 +128,14 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
             raise
         run.progress.say(f"run {run.run_id} -> {run.dir}")
         left = lifeline.sweep_left_behind(run.cache_dir.parent)  # where its own folder was made
-        folders = [p.name for p in left if not lifeline.NEURON_LOG.fullmatch(p.name)]
-        logs = [p.name for p in left if lifeline.NEURON_LOG.fullmatch(p.name)]
+        folders = [p.name for p in left if not lifeline.BACKEND_LOG.fullmatch(p.name)]
+        logs = [p.name for p in left if lifeline.BACKEND_LOG.fullmatch(p.name)]
         if folders:
             run.progress.say(
                 f"removed {len(folders)} compile-cache folder(s) a killed collector was writing (never reused): {', '.join(folders)}"
             )
         if logs:
-            run.progress.say(f"removed {len(logs)} Neuron log file(s) of collectors that are gone: {', '.join(logs)}")
+            run.progress.say(f"removed {len(logs)} backend log file(s) of collectors that are gone: {', '.join(logs)}")
         setup.write_plan(run)
         reference.write_references(run)
         setup.write_workload_reads(run)

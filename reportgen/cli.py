@@ -331,6 +331,15 @@ def _target_choices() -> list[str]:
         return []  # _check_backend_data reports the descriptor before any command runs
 
 
+def _default_target() -> str:
+    from collector.descriptors import DescriptorError, default_target
+
+    try:
+        return default_target()
+    except DescriptorError:
+        return "?"  # _check_backend_data reports the descriptor before any command runs
+
+
 @main.command(help=VALIDATE_HELP)
 @click.argument("logs", nargs=-1, required=True, type=Location())
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON for machines.")
@@ -1208,7 +1217,7 @@ Example:
     "--target",
     type=click.Choice(_target_choices()),
     default=None,
-    help="Backend whose documented limits apply, by name or alias (default: the plan's [workload] target, else neuron).",
+    help=f"Backend whose documented limits apply, by name or alias (default: the plan's [workload] target, else {_default_target()}, the first target the collector's --target auto tries).",
 )
 @click.option(
     "--format",

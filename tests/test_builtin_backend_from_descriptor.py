@@ -87,10 +87,12 @@ def test_the_docs_example_added_as_a_built_in_backend_is_loaded_through_its_desc
 def test_removing_a_built_in_backends_files_removes_it_and_nothing_else_breaks(tmp_path: Path) -> None:
     collector = _copy_collector(tmp_path)
     for descriptor in (collector / "backends").glob("*.toml"):
-        adapter = read_descriptor(descriptor).adapter_file
-        if adapter.name != "base.py":  # the cpu's adapter, which every other one subclasses
+        found = read_descriptor(descriptor)
+        if found.adapter_file.name != "base.py":  # the cpu's adapter, which every other one subclasses
             descriptor.unlink()
-            adapter.unlink()
+            found.adapter_file.unlink()
+            if found.before_torch:  # and the hook it runs before torch is imported
+                (descriptor.parent / found.before_torch.split(":", 1)[0]).unlink()
 
     seen = _probe(tmp_path, "cpu")
     assert seen["adapters"] == {"cpu": ["collector.backends.base", "Backend", str(collector / "backends" / "base.py")]}

@@ -2,8 +2,9 @@
 
 Every module in collector/ is reached from what the device runs: ``python -m collector`` and the
 child processes it starts (``collector.cellproc``, ``collector.coldstart``); the example workloads
-are loaded by their plans, and each backend's adapter by the adapter table of
-``collector.backends``, from the file its descriptor names. A module nothing on the device
+are loaded by their plans, each backend's adapter by the adapter table of
+``collector.backends``, from the file its descriptor names, and a descriptor's ``before_torch``
+hook by ``collector.descriptors``, before torch is imported. A module nothing on the device
 imports (a documentation generator, a scheduler front end) belongs elsewhere. The README's file
 list names each module; the adapters it lists as one row, ``backends/*.py``.
 """
@@ -35,6 +36,12 @@ def _adapter_files(collector: Path) -> set[Path]:
     return {read_descriptor(path).adapter_file for path in (collector / "backends").glob("*.toml")}
 
 
+def _hook_files(collector: Path) -> set[Path]:
+    """The before_torch hook files the built-in descriptors name."""
+    found = (read_descriptor(path) for path in (collector / "backends").glob("*.toml"))
+    return {d.path.parent / d.before_torch.split(":", 1)[0] for d in found if d.before_torch}
+
+
 def _imports(path: Path, known: dict[str, Path]) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -50,6 +57,7 @@ def unreached(collector: Path) -> list[str]:
     """The modules of a collector folder that nothing the device runs imports or loads."""
     known = _modules(collector)
     adapters = {name for name, path in known.items() if path.resolve() in _adapter_files(collector)}
+    hooks = {name for name, path in known.items() if path.resolve() in _hook_files(collector)}
     seen: set[str] = set()
     todo = list(ENTRY_POINTS)
     while todo:
@@ -62,6 +70,8 @@ def unreached(collector: Path) -> list[str]:
         todo += sorted(_imports(known[name], known))
         if name == "collector.backends":  # its adapter table loads the adapter each descriptor names
             todo += sorted(adapters)
+        if name == "collector.descriptors":  # before_torch loads the hook each descriptor names
+            todo += sorted(hooks)
     return sorted(set(known) - seen)
 
 

@@ -14,13 +14,15 @@ from typing import Any, Iterator
 import pytest
 import torch
 
-from collector import neuronenv
 from collector.backends import BackendUnavailable, select_backend
 from collector.backends.neuron import NeuronBackend
+from collector.descriptors import descriptors, hook_module
 from collector.plan import load_plan
 from collector.runner import Options, execute
 from reportgen.contract.validation import read_log
 from tests.conftest import REPO
+
+neuronenv = hook_module(descriptors()["neuron"])  # the neuron descriptor's before_torch hook
 
 
 class StandInNeuronx(types.ModuleType):

@@ -1091,13 +1091,16 @@ def test_a_run_removes_cache_folders_a_killed_collector_left_and_keeps_live_ones
         (folder / "inductor").mkdir(parents=True)
         if owner is not None:
             (folder / lifeline.IN_USE).write_text(f"{owner}\n", encoding="utf-8")
-    # The Neuron log channel's file of a collector killed with -9 (no atexit ran), and a live one's.
-    stale_log, live_log = (scratch / f"collector-neuron-{pid}-x1.log" for pid in (ended.pid, os.getpid()))
+    # A backend log channel's file of a collector killed with -9 (no atexit ran), and a live one's.
+    stale_log, live_log = (scratch / f"{lifeline.BACKEND_LOG_PREFIX}{pid}-x1.log" for pid in (ended.pid, os.getpid()))
     for path in (stale_log, live_log):
         path.write_text("", encoding="utf-8")
     # Planted: a pid past the kernel's range (os.kill raised OverflowError: the run ended in an
     # internal error) and a process group's number; neither is a process, neither is removed.
-    planted = [scratch / "collector-neuron-9999999999-x.log", scratch / "collector-neuron-0-x.log"]
+    planted = [
+        scratch / f"{lifeline.BACKEND_LOG_PREFIX}9999999999-x.log",
+        scratch / f"{lifeline.BACKEND_LOG_PREFIX}0-x.log",
+    ]
     for path in planted:
         path.write_text("", encoding="utf-8")
     for name, owner in (("collector-cache-huge", "99999999999"), ("collector-cache-group", "-1")):
@@ -1111,7 +1114,7 @@ def test_a_run_removes_cache_folders_a_killed_collector_left_and_keeps_live_ones
     assert "removed 1 compile-cache folder(s) a killed collector was writing" in err
     assert not stale_log.exists() and live_log.exists()
     assert all(path.exists() for path in planted)
-    assert f"removed 1 Neuron log file(s) of collectors that are gone: {stale_log.name}" in err
+    assert f"removed 1 backend log file(s) of collectors that are gone: {stale_log.name}" in err
 
 
 @pytest.mark.parametrize(

@@ -96,8 +96,8 @@ def resolve_target(requested: str, intended: str | None) -> tuple[Backend, dict[
     """The adapter to run on and how it was chosen (the run_start ``target_choice``).
 
     ``auto`` with a plan that names its target runs there or nowhere: it never falls back to
-    another device silently. Without a plan target, ``auto`` probes neuron, then cuda, then cpu
-    and records what it found. A target named on the command line is used as asked; when it
+    another device silently. Without a plan target, ``auto`` probes the targets whose descriptors
+    give an ``auto_order``, in that order, then uses the cpu, and records what it found. A target named on the command line is used as asked; when it
     differs from the plan's target the reason says so, and the report judges the run as
     evidence for the device it ran on only.
     """

@@ -131,7 +131,7 @@ class Backend:
         return {probe.key: read_version(probe) for probe in cls.descriptor.versions}
 
     @staticmethod
-    def device_facts(torch_module: Any, backend_module: Any) -> dict[str, Fact] | None:
+    def device_facts(torch_module: Any) -> dict[str, Fact] | None:
         """Name and count of this target's devices; None: the host's (processor, cpu count)."""
         return None
 

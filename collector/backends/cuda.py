@@ -55,7 +55,7 @@ class CudaBackend(Backend):
         return "unknown", "target cuda but torch.cuda.is_available() is False"
 
     @staticmethod
-    def device_facts(torch_module: Any, backend_module: Any) -> dict[str, Fact] | None:
+    def device_facts(torch_module: Any) -> dict[str, Fact] | None:
         return {
             "device_name": known(torch_module.cuda.get_device_name(0), "torch.cuda.get_device_name(0)"),
             "device_count": known(torch_module.cuda.device_count(), "torch.cuda.device_count()"),

@@ -38,7 +38,7 @@ class NeuronBackend(Backend):
 
     * ``TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION=1`` is pinned (a compile failure raises rather
       than running eager and passing as compiled) and ``NEURON_LAUNCH_BLOCKING`` is set to 0
-      unless the user chose; both are set before torch is imported (``collector.neuronenv``)
+      unless the user chose; both are set before torch is imported (``neuronenv.py``, the descriptor's ``before_torch``)
       and logged with who set them.
     * Operator tracking is cleared before every cell and read once after it; a read without a
       clear in between answers "unmeasured".
@@ -93,7 +93,8 @@ class NeuronBackend(Backend):
         )
 
     @staticmethod
-    def device_facts(torch_module: Any, backend_module: Any) -> dict[str, Fact] | None:
+    def device_facts(torch_module: Any) -> dict[str, Fact] | None:
+        backend_module = getattr(torch_module, "neuron", None)
         if backend_module is None:
             return None
         facts = {
@@ -121,8 +122,9 @@ class NeuronBackend(Backend):
         }
 
     def __init__(self, module: Any = None, device: torch.device | None = None) -> None:
-        from collector import neuronenv
+        from collector.descriptors import hook_module
 
+        neuronenv = hook_module(self.descriptor)  # neuronenv.py, this descriptor's before_torch hook
         try:
             self.module = module or importlib.import_module("torch_neuronx")
         except ImportError as exc:

@@ -55,7 +55,7 @@ def start(run: Run) -> None:
     )
     run.log.write(
         "environment",
-        **read_environment(torch, run.backend.name, getattr(torch, "neuron", None)),
+        **read_environment(torch, run.backend.name),
         backend_settings=run.backend.settings(),
     )
     # Compiles in this process write to a cache dir the collector made empty, and what they

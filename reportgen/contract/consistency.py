@@ -105,11 +105,6 @@ _COLLECTOR_NAME = re.compile(r"collector (\S+)")
 _COLLECTOR_CASE = re.compile(r"b(\d+)-l(\d+)-(contiguous|noncontiguous)-([^-]+)-(eager|compiled)(-repeat)?")
 
 
-# The built-in targets whose adapters put every input on the torch device of their own name
-# (collector/backends/base.py, cuda.py): environment.device_type is the target's name. Another
-# target's device is its adapter's (the neuron adapter run with a stand-in module feeds the CPU).
-_OWN_DEVICE_TARGETS = frozenset(("cpu", "cuda"))
-
 # Why the collector localises a cell of each status (collector/localize.py, ``wanted``): a cell
 # that mismatched or went non-finite by its status, one that passed only as the plan's [localize]
 # always asks ("plan"); a cell in error or skipped never.
@@ -338,7 +333,10 @@ class FigureChecks:
         torch's version as the install's metadata gives it (its artifact), which the workload's
         packages repeat (see _workload_reads)."""
         device_type = data.device_type
-        self.device_type = device_type if device_type in _OWN_DEVICE_TARGETS else None
+        # The targets whose descriptors say their adapters feed every input on the torch device
+        # of their own name (inputs_on_device): environment.device_type names that device.
+        own = descriptors().get(device_type)
+        self.device_type = device_type if own is not None and own.inputs_on_device else None
         self._device_index = f"{device_type}:"
         self.environment_line = self.line
         installed = [a.version for a in data.get("artifacts", ()) if a.name == "torch"]

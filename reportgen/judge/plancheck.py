@@ -28,6 +28,7 @@ import msgspec
 import tomli_w
 
 from collector import planschema
+from collector.descriptors import default_target
 from collector.stability import MIN_SAMPLES, TWO_MODES_MIN_SAMPLES
 from collector.visible import visible
 from collector.plan import (
@@ -880,9 +881,6 @@ CHECKS: list[Callable[[Context], list[Finding]]] = [
 ]
 
 
-DEFAULT_TARGET = "neuron"
-
-
 def review_plan(path: Path, target: str | None = None, inspection: InspectionLog | None = None) -> PlanReview:
     """Review one plan against ``target`` (default: the plan's [workload] target, else neuron);
     raises PlanError for a plan that cannot be read. With ``inspection`` (the log of
@@ -950,7 +948,7 @@ def _review(
     text: str | None = None,
     found: list[Finding] | None = None,
 ) -> PlanReview:
-    target = target or plan.intended_target or DEFAULT_TARGET
+    target = target or plan.intended_target or default_target()
     docs = load_backend_docs(target)
     ctx = Context(raw, plan, docs, copy.deepcopy(raw))
     findings = list(found or [])

@@ -50,7 +50,8 @@ from reportgen.judge.timing_stability import (
 from collector.facts import version_tuple
 from reportgen.judge.changes import is_setting_flag
 from reportgen.judge.backend_docs import backend_name, docs_for_family, load_backend_docs, targets
-from reportgen.judge.plancheck import CLASSES as PLAN_CHECK_HEADLINES, DEFAULT_TARGET
+from collector.descriptors import default_target
+from reportgen.judge.plancheck import CLASSES as PLAN_CHECK_HEADLINES
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes, where
 from reportgen.render.templating import (
     Assets,
@@ -589,7 +590,7 @@ def newest(runs: list[RunSummary]) -> RunSummary:
 
 
 def _meant_for(latest: RunSummary) -> str:
-    return latest.intended_target or latest.plan_check.get("target") or DEFAULT_TARGET
+    return latest.intended_target or latest.plan_check.get("target") or default_target()
 
 
 def plan_check_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
@@ -1217,7 +1218,7 @@ def write_index(
         workload_targets=per_workload[:FIRST_ROWS],
         more_workloads=max(0, len(per_workload) - FIRST_ROWS),
         plan_checks=plan_check_counts(per_workload),
-        default_target=DEFAULT_TARGET,
+        default_target=default_target(),
         status_order=STATUS_ORDER,
         symbols=SYMBOLS,
         comparisons=comparisons,

@@ -16,7 +16,8 @@ import msgspec
 from reportgen.judge.backend_docs import stack_version_key, version_keys
 from collector.plan import PlanError
 from reportgen.judge.changes import cell_loop_settings, every_host_key, host_facts, run_code_data, run_hashes
-from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
+from collector.descriptors import default_target
+from reportgen.judge.plancheck import review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel, input_key
 from reportgen.judge.comparison import (
     SCOPE_FIELDS,
@@ -285,7 +286,7 @@ def _plan_check(run: RunModel) -> dict[str, str]:
     default, neuron, when the plan does not say): what the site shows for a target without runs."""
     if run.plan is None:
         return {}
-    target = run.plan.intended_target or DEFAULT_TARGET
+    target = run.plan.intended_target or default_target()
     try:
         review = review_logged_plan(run.plan, target)
     except (

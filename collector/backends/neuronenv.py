@@ -1,7 +1,8 @@
 """Variables the neuron adapter sets before torch is imported (torch autoloads torch_neuronx).
 
-Standard library only, so ``python -m collector`` can apply them before the first
-``import torch``. Each setting is recorded with who set it (the environment event's
+The neuron descriptor's ``before_torch`` hook: standard library only, loaded by its path
+(``collector.descriptors.hook_module``), so ``python -m collector`` can apply them before the
+first ``import torch``. Each setting is recorded with who set it (the environment event's
 ``backend_settings``); see shared/reference/torchneuron-2.33-notes.md sections 3, 4 and 7.
 """
 
@@ -15,7 +16,7 @@ import tempfile
 from typing import Any, MutableMapping
 
 from collector import interrupt
-from collector.lifeline import NEURON_LOG_PREFIX
+from collector.lifeline import BACKEND_LOG_PREFIX
 
 # Always this value for the run: a compile failure must raise, never run eager and pass as compiled.
 PINNED = {
@@ -78,7 +79,7 @@ def apply(environ: MutableMapping[str, str] | None = None, log_file: str | None 
     else:
         if log_file is None:
             # Named by this process: a run's sweep removes it once the process is gone (kill -9).
-            handle, log_file = tempfile.mkstemp(prefix=f"{NEURON_LOG_PREFIX}{os.getpid()}-", suffix=".log")
+            handle, log_file = tempfile.mkstemp(prefix=f"{BACKEND_LOG_PREFIX}{os.getpid()}-", suffix=".log")
             os.close(handle)
             # The collector's own file: copied into the run at its end, removed when this process
             # exits (also when the run never started: exit 3, an interrupt while torch imports).
