@@ -65,7 +65,9 @@ records; it never judges. Judgement lives in ``reportgen``.
 # its own output) and refuses an abbreviated option; 0.21.0 runs a backend's before_torch hook
 # (the neuron variables) before torch is first imported, as its note says (collector.workload
 # imported torch first since 0.1.0), also for a target named by its alias, and names the
-# backend log file it makes collector-log-PID-*.log; change it with every release of the collector,
+# backend log file it makes collector-log-PID-*.log, and calls a warm series of 10 samples or more
+# two modes when its median lies in the widest gap between sorted samples at lower bars (wider
+# than half the wider side's range, 8% of the median), so it re-measures it; change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.21.0"
 

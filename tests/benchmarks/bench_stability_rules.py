@@ -100,6 +100,8 @@ NOT_STEADY: dict[str, Kind] = {
     "hump +40%, rising and falling, 1/2": _hump(0.40, 0.5),
     "hump +20%, rising and falling, 1/2": _hump(0.20, 0.5),
     "hump +20%, flat, middle 1/3": _hump(0.20, 1 / 3, flat=True),
+    "two speeds 15% apart, 60/40, 4%": _two_speeds(0.15, 0.04, 0.4),
+    "two speeds 18% apart, 50/50, 4%": _two_speeds(0.18, 0.04, 0.5),
 }
 
 
