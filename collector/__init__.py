@@ -67,7 +67,10 @@ records; it never judges. Judgement lives in ``reportgen``.
 # imported torch first since 0.1.0), also for a target named by its alias, and names the
 # backend log file it makes collector-log-PID-*.log, and calls a warm series of 10 samples or more
 # two modes when its median lies in the widest gap between sorted samples at lower bars (wider
-# than half the wider side's range, 8% of the median), so it re-measures it; change it with every release of the collector,
+# than half the wider side's range, 8% of the median), so it re-measures it; it also refuses the
+# neuron target where torch.neuron.is_available() is not true, decides the neuron family by the
+# version rule before any XLA module found beside it, and says in one line (exit 3) that torch
+# cannot be imported (a backend module it autoloads is broken); change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.21.0"
 

@@ -33,7 +33,7 @@ exit codes:
   2    usage error, a plan that cannot run or a workload module that cannot serve any cell
        (the message says what to change; no run folder, or, when the run had started, a log
        that ends with an aborted run_end giving the reason)
-  3    the target backend is not available on this host
+  3    the target backend is not available on this host, or torch cannot be imported (one line says why)
   4    out of space (a full disk or a file-size limit): the log is valid up to its last line;
        or standard output cannot be written (a full disk: one line says so)
   130  interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal or
@@ -306,6 +306,14 @@ def _main(argv: list[str]) -> int:
     # (torch_neuronx), which may read the variables a backend's before_torch hook sets then
     # (collector/descriptors.py). Until collector 0.21.0 they were set after that import.
     before_torch(args.target, plan.intended_target)
+    try:
+        import torch  # noqa: F401  (here torch autoloads the backend modules installed beside it)
+    except Exception as exc:  # a broken backend module stops `import torch` itself
+        said = f"{type(exc).__name__}: {str(exc)[:300]}"
+        if exc.__cause__ is not None:  # torch names the module; its own error says what is missing
+            said += f" (because {type(exc.__cause__).__name__}: {str(exc.__cause__)[:300]})"
+        _tell(f"collector: torch cannot be imported here: {one_line(said)}")
+        return 3
     from collector.workload import WorkloadError, check_source
 
     try:

@@ -82,9 +82,9 @@ class Descriptor:
     device_resource: str = ""  # Kubernetes extended resource a campaign pod asks for
     node_taint: str = ""  # taint key device nodes commonly carry; campaign pods tolerate it
     slurm_gres: str = ""  # Slurm GRES name a campaign task asks for (--gres=NAME:N)
-    # The adapter feeds every input on the torch device named as the target (cpu, cuda): a log's
-    # inputs_fed is then checked against its environment.device_type. False where the adapter's
-    # device may be another (the neuron adapter run with a stand-in module feeds the CPU).
+    # The adapter feeds every input on the torch device named as the target (cpu, cuda, neuron):
+    # a log's inputs_fed is then checked against its environment.device_type. False (the
+    # default) where the adapter's device may have another name: nothing is checked then.
     inputs_on_device: bool = False
     before_torch: str = ""  # "FILE.py:function" beside the descriptor, run before torch is imported
     autoload_module: str = (

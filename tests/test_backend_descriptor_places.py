@@ -166,7 +166,7 @@ def test_inputs_on_device_must_be_true_or_false(tmp_path: Path) -> None:
 
 def test_the_built_in_descriptors_give_what_the_code_named() -> None:
     known = descriptors()
-    assert {name for name, d in known.items() if d.inputs_on_device} == {"cpu", "cuda"}
+    assert {name for name, d in known.items() if d.inputs_on_device} == {"cpu", "cuda", "neuron"}
     assert (known["neuron"].before_torch, known["neuron"].autoload_module) == ("neuronenv.py:apply", "torch_neuronx")
     assert default_target() == "neuron"  # auto_order = 1
 

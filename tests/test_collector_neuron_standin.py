@@ -7,6 +7,7 @@ records what it returns, and that a compile failure is recorded apart from the e
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from pathlib import Path
 from typing import Any, Iterator
@@ -19,6 +20,7 @@ from collector.backends.neuron import NeuronBackend
 from collector.descriptors import descriptors, hook_module
 from collector.plan import load_plan
 from collector.runner import Options, execute
+from reportgen.contract import consistency
 from reportgen.contract.validation import read_log
 from tests.conftest import REPO
 
@@ -72,7 +74,15 @@ def standin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[StandIn
                     "[Neuron] [WARNING] Operator 'aten::_scaled_dot_product_flash_attention_for_cpu' fell back to CPU\n"
                 )
 
-    monkeypatch.setattr(torch, "neuron", types.SimpleNamespace(synchronize=synchronize), raising=False)
+    monkeypatch.setattr(
+        torch, "neuron", types.SimpleNamespace(synchronize=synchronize, is_available=lambda: True), raising=False
+    )
+    # The stand-in feeds the CPU, where a real neuron run feeds device "neuron" (the descriptor's
+    # inputs_on_device): for these tests of what a report makes of a neuron log, the contract
+    # takes the stand-in's device as the adapter's (test_a_standin_log_is_refused_by_the_real_descriptor).
+    known = dict(descriptors())
+    known["neuron"] = dataclasses.replace(known["neuron"], inputs_on_device=False)
+    monkeypatch.setattr(consistency, "descriptors", lambda: known)
     yield module
     neuronenv.reset_for_tests()
 
@@ -98,6 +108,30 @@ def test_missing_neuron_is_a_clear_unavailable(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delattr(torch, "neuron", raising=False)
     with pytest.raises(BackendUnavailable, match="torch_neuronx cannot be imported|torch.neuron is missing"):
         select_backend("neuron")
+
+
+@pytest.mark.parametrize(
+    ("is_available", "said"),
+    [
+        (lambda: False, "torch.neuron.is_available() is False: no NeuronCore is visible here"),
+        (None, "torch.neuron has no is_available(); no device can be confirmed"),
+        (lambda: 1 / 0, "torch.neuron.is_available() raised ZeroDivisionError: division by zero"),
+    ],
+    ids=["no-core", "no-check", "check-raises"],
+)
+def test_a_host_whose_torch_neuron_sees_no_neuroncore_is_not_the_neuron_target(
+    standin: StandInNeuronx, monkeypatch: pytest.MonkeyPatch, is_available: Any, said: str
+) -> None:
+    """torch_neuronx registers the device on a host without a NeuronCore too: such a host is
+    refused as the neuron target (exit 3 from the collector; --target auto passes it over),
+    never recorded as a native TorchNeuron run (an audit of the neuron path, finding 2)."""
+    neuron = types.SimpleNamespace(synchronize=lambda: None)
+    if is_available is not None:
+        neuron.is_available = is_available
+    monkeypatch.setattr(torch, "neuron", neuron, raising=False)
+    with pytest.raises(BackendUnavailable) as caught:
+        NeuronBackend(module=standin, device=torch.device("cpu"))
+    assert str(caught.value) == f"target neuron: {said}"
 
 
 def test_run_with_standin_records_fallback_and_compile_failure_apart(standin: StandInNeuronx, tmp_path: Path) -> None:
@@ -259,6 +293,24 @@ def test_standin_log_missing_the_runtime_version_is_blocked_with_that_reason(
     assert not [r for r in verdict.reasons if r.rule == "instance-generation"], "trn2 is a supported generation"
 
 
+def test_a_standin_log_is_refused_by_the_real_descriptor(
+    standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The neuron descriptor says every input is fed on device "neuron": a log of a neuron run
+    whose inputs stayed on the CPU (the stand-in's) contradicts itself (collector 0.21.0; an
+    audit of the neuron path, finding 2: before, such a log read as run on neuron)."""
+    from collector.facts import known
+
+    log = _standin_run(standin, tmp_path, monkeypatch, "trn2.48xlarge", known("2.35.30.0", "stand-in"))
+    monkeypatch.setattr(consistency, "descriptors", descriptors)
+    errors = [p.message for p in read_log(log).errors]
+    assert errors and all(
+        "none of the tensors inputs_fed records is on a neuron device ('cpu'), but environment.device_type is 'neuron'"
+        in m
+        for m in errors
+    ), errors
+
+
 def test_standin_log_from_a_trn1_instance_is_blocked_for_the_generation(
     standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -274,6 +326,30 @@ def test_standin_log_from_a_trn1_instance_is_blocked_for_the_generation(
     # The NeuronCore facts are recorded, read or with the reason they could not be.
     for name in ("logical_nc_config", "neuron_cores_used"):
         assert name in env.device and (env.device[name].value or env.device[name].unknown_reason)
+
+
+@pytest.mark.parametrize(
+    ("instance", "shown"),
+    [
+        ("To Be Filled By O.E.M.", "'To Be Filled By O.E.M.' is not an instance type"),
+        ("", "unknown: recorded empty"),
+    ],
+)
+def test_standin_log_whose_instance_type_names_no_generation_is_blocked(
+    standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, instance: str, shown: str
+) -> None:
+    """The release supports some generations only (trn2, trn3): a run whose instance type names
+    none (DMI says nothing usable and neuron-ls is not here) is not evidence for them, so it is
+    blocked pending that fact, as a missing version is (it was only a note before; an audit of
+    the neuron path)."""
+    from collector.facts import known
+    from reportgen.render.report import judge_log
+
+    log = _standin_run(standin, tmp_path, monkeypatch, instance, known("2.35.30.0", "stand-in"))
+    found = [r for r in judge_log(log).disposition.reasons if r.rule == "instance-generation"]
+    assert [r.outcome for r in found] == ["blocked"], found
+    assert found[0].message.startswith(f"Instance type {shown}; "), found[0].message
+    assert "this run's hardware generation is not known" in found[0].message
 
 
 class StandInConfig(torch._C._profiler._ExperimentalConfig):

@@ -148,7 +148,16 @@ NATIVE = {"torch_version": "2.13.0", "neuronx_version": "2.13.3.0.1234", "privat
         ("neuron", NATIVE, "neuron-native", "2.33 release family"),
         ("neuron", dict(NATIVE, neuronx_version="2.14.3.0.1"), "neuron-native", "2.14.3.0.1"),
         ("neuron", dict(NATIVE, neuronx_version="2.9.0.2.15.32035", torch_version="2.9.0"), "neuron-xla", "XLA-based"),
-        ("neuron", dict(NATIVE, xla_present=True), "neuron-xla", "XLA modules present"),
+        # XLA modules left installed beside a native build: the cells run on device 'neuron',
+        # which only the native build registers (notes section 1: the rule is the version).
+        ("neuron", dict(NATIVE, xla_present=True), "neuron-native", "unused by device 'neuron'"),
+        (
+            "neuron",
+            dict(NATIVE, xla_present=True, neuronx_version="2.9.0.2.15.32035", torch_version="2.9.0"),
+            "neuron-xla",
+            "XLA modules present",
+        ),
+        ("neuron", dict(NATIVE, xla_present=True, privateuse1="privateuseone"), "unknown", "XLA modules present"),
         ("neuron", dict(NATIVE, neuronx_version=None), "unknown", "not installed"),
         ("neuron", dict(NATIVE, privateuse1="privateuseone"), "unknown", "not registered"),
         ("neuron", dict(NATIVE, neuronx_version="2.15.0.0.1"), "neuron-native", "not a 2.33 release family"),

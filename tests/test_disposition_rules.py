@@ -208,7 +208,7 @@ CASES = [
         lambda e: _neuron(e, instance=None),
         "neuron",
         "neuron-native",
-        "note",
+        "blocked",  # not evidence for a supported generation (a note until 0.21.0)
         "instance-generation",
         None,
         None,
@@ -218,7 +218,7 @@ CASES = [
         lambda e: _neuron(e, instance="Standard PC (Q35 + ICH9, 2009)"),
         "neuron",
         "neuron-native",
-        "note",
+        "blocked",  # not evidence for a supported generation (a note until 0.21.0)
         "instance-generation",
         None,
         None,

@@ -74,22 +74,28 @@ class NeuronBackend(Backend):
         torch_version = probes.get("torch_version") or ""
         if not neuronx:
             return "unknown", "target neuron but the torch-neuronx distribution is not installed"
-        if neuronx.startswith("2.9.") or version_tuple(torch_version) < (2, 10) or probes.get("xla_present"):
+        xla = "XLA modules present (torch_xla, libneuronxla or torch_neuronx.xla_impl)"
+        # The notes' rule (section 1): the XLA product is torch-neuronx 2.9.* (torch below 2.10).
+        if neuronx.startswith("2.9.") or version_tuple(torch_version) < (2, 10):
             why = [f"torch-neuronx {neuronx}", f"torch {torch_version}"]
             if probes.get("xla_present"):
-                why.append("XLA modules present (torch_xla, libneuronxla or torch_neuronx.xla_impl)")
+                why.append(xla)
             return "neuron-xla", "XLA-based PyTorch NeuronX: " + ", ".join(why)
         if probes.get("privateuse1") != "neuron":
             return "unknown", (
                 f"torch-neuronx {neuronx} is installed but the 'neuron' device is not registered "
                 f"(privateuse1 backend is {probes.get('privateuse1')!r})"
+                + (f"; {xla}" if probes.get("xla_present") else "")
             )
         family_note = (
             "a 2.33 release family" if neuronx.startswith(NATIVE_NEURONX_FAMILIES) else "not a 2.33 release family"
         )
+        # XLA modules installed beside a native build are left over, not what the cells run on:
+        # those run on the 'neuron' device, which only the native build registers.
+        beside = f"; {xla} as well, unused by device 'neuron'" if probes.get("xla_present") else ", no XLA modules"
         return "neuron-native", (
             f"torch-neuronx {neuronx} ({family_note}) with torch {torch_version} >= 2.10, "
-            "privateuse1 backend 'neuron' registered, no XLA modules"
+            f"privateuse1 backend 'neuron' registered{beside}"
         )
 
     @staticmethod
@@ -132,6 +138,21 @@ class NeuronBackend(Backend):
         if _torch_neuron() is None:
             raise BackendUnavailable(
                 "target neuron: torch.neuron is missing; this is not the native TorchNeuron backend"
+            )
+        # torch_neuronx registers the device and torch.neuron on a host without a NeuronCore too
+        # (notes section 1: torch.neuron.is_available() is the runtime check).
+        available = getattr(_torch_neuron(), "is_available", None)
+        try:
+            present = bool(available()) if callable(available) else None
+        except Exception as exc:  # the runtime's own failure, said in one line
+            raise BackendUnavailable(
+                f"target neuron: torch.neuron.is_available() raised {type(exc).__name__}: {str(exc)[:200]}"
+            ) from None
+        if present is None:
+            raise BackendUnavailable("target neuron: torch.neuron has no is_available(); no device can be confirmed")
+        if not present:
+            raise BackendUnavailable(
+                "target neuron: torch.neuron.is_available() is False: no NeuronCore is visible here"
             )
         # python -m collector applies these before torch is imported; here they are read back
         # (or, for an adapter built another way, set now and noted as set late).

@@ -118,18 +118,21 @@ class BackendDocs:
     device_facts: tuple[str, ...] = ()  # environment.device facts a run should record (said when unknown)
     file: str = ""  # the constraint file's name
 
-    def check_instance(
-        self, instance_type: str | None, why_unknown: str
-    ) -> tuple[Literal["blocked", "note"], str] | None:
-        """("blocked" or "note", text) about the recorded instance type; None when it is supported."""
+    def check_instance(self, instance_type: str | None, why_unknown: str) -> tuple[Literal["blocked"], str] | None:
+        """("blocked", text) about the recorded instance type, one of another generation or none
+        that names a generation; None when it is supported."""
         if self.instances is None:
             return None
         supported = ", ".join(f"{g} ({self.instances.names.get(g, g)})" for g in self.instances.supported)
         generation = instance_generation(instance_type or "")
-        if generation is None:
-            shown = f"{instance_type!r} is not an instance type" if instance_type else f"unknown: {why_unknown}"
+        if generation is None:  # not evidence for a supported generation until it is known
+            shown = (
+                f"{instance_type!r} is not an instance type"
+                if instance_type
+                else f"unknown: {why_unknown or 'recorded empty'}"
+            )
             return (
-                "note",
+                "blocked",
                 f"Instance type {shown}; {self.release} supports {supported} [{self.instances.source}]: this run's hardware generation is not known.",
             )
         if generation in self.instances.supported:

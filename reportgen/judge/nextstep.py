@@ -87,6 +87,7 @@ NEXT_STEPS: dict[str, str] = {
     "layout": "feed contiguous inputs to the compiled path (make the preprocessing produce them), then collect again",
     "compile-fallback": "collect the compiled cells again with the setting the reason names at the value it names",
     "compile-unmeasured": "collect the compiled cells again with a collector that logs each one's compile (`{collect}`)",
+    "instance-generation": "collect again on an instance of a generation the release supports (named in the reason), where its instance type can be read",
 }
 
 
