@@ -328,18 +328,13 @@ def default_target() -> str:
     return next(iter(descriptors()))
 
 
-def hook_module(descriptor: Descriptor) -> ModuleType:
-    """The module of a descriptor's ``before_torch`` hook, loaded once from the file beside the
-    descriptor. It runs before torch is imported, so it is loaded by its path, never through
-    ``collector.backends``, whose adapters import torch; the adapter reads it back through here."""
-    file_name = descriptor.before_torch.split(":", 1)[0]
-    name = f"collector_before_torch_{descriptor.name.replace('-', '_')}"
-    if name in sys.modules:
-        return sys.modules[name]
-    path = descriptor.path.parent / file_name
+def load_beside(descriptor: Descriptor, name: str, path: Path, role: str) -> ModuleType:
+    """The Python file ``path`` beside a descriptor, loaded as module ``name`` (a plugin's
+    adapter, a before_torch hook): a file that is missing or raises is one DescriptorError line
+    naming the descriptor, the role and the file."""
     spec = importlib.util.spec_from_file_location(name, path) if path.is_file() else None
     if spec is None or spec.loader is None:
-        raise DescriptorError(f"{descriptor.path}: before_torch.hook: {path} is not a file")
+        raise DescriptorError(f"{descriptor.path}: {role}: {path} is not a file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
@@ -347,9 +342,20 @@ def hook_module(descriptor: Descriptor) -> ModuleType:
     except Exception as exc:  # the backend's own code: said in one line with its file
         del sys.modules[name]
         raise DescriptorError(
-            f"{descriptor.path}: before_torch.hook: {file_name} raised {type(exc).__name__}: {str(exc)[:300]}"
+            f"{descriptor.path}: {role}: {path.name} raised {type(exc).__name__}: {str(exc)[:300]}"
         ) from None
     return module
+
+
+def hook_module(descriptor: Descriptor) -> ModuleType:
+    """The module of a descriptor's ``before_torch`` hook, loaded once from the file beside the
+    descriptor. It runs before torch is imported, so it is loaded by its path, never through
+    ``collector.backends``, whose adapters import torch; the adapter reads it back through here."""
+    name = f"collector_before_torch_{descriptor.name.replace('-', '_')}"
+    if name in sys.modules:  # python -m collector ran it; the adapter reads its settings back
+        return sys.modules[name]
+    path = descriptor.path.parent / descriptor.before_torch.split(":", 1)[0]
+    return load_beside(descriptor, name, path, "before_torch.hook")
 
 
 def before_torch(

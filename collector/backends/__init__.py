@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import sys
 
 from collector.backends.base import (
     CACHE_ROOT,
@@ -30,7 +29,7 @@ from collector.backends.base import (
     not_measured,
     top_ops,
 )
-from collector.descriptors import Descriptor, DescriptorError, descriptors
+from collector.descriptors import Descriptor, DescriptorError, descriptors, load_beside
 
 __all__ = [
     "ADAPTERS",
@@ -62,18 +61,7 @@ def _adapter(descriptor: Descriptor) -> type[Backend]:
         module = importlib.import_module(f"{__name__}.{descriptor.adapter_file.stem}")
     else:
         name = f"collector_backend_{descriptor.name.replace('-', '_')}"
-        spec = importlib.util.spec_from_file_location(name, descriptor.adapter_file)
-        if spec is None or spec.loader is None:
-            raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter_file} cannot be loaded")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:  # the plugin's own code: said in one line with its file
-            del sys.modules[name]
-            raise DescriptorError(
-                f"{descriptor.path}: adapter: {descriptor.adapter_file.name} raised {type(exc).__name__}: {str(exc)[:300]}"
-            ) from None
+        module = load_beside(descriptor, name, descriptor.adapter_file, "adapter")
     adapter = getattr(module, descriptor.adapter_class, None)
     if not (isinstance(adapter, type) and issubclass(adapter, Backend)):
         raise DescriptorError(
