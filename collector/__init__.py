@@ -65,8 +65,9 @@ records; it never judges. Judgement lives in ``reportgen``.
 # its own output) and refuses an abbreviated option; 0.21.0 runs a backend's before_torch hook
 # (the neuron variables) before torch is first imported, as its note says (collector.workload
 # imported torch first since 0.1.0), also for a target named by its alias, and names the
-# backend log file it makes collector-log-PID-*.log, and calls a warm series of 10 samples or more
-# two modes when its median lies in the widest gap between sorted samples at lower bars (wider
+# backend log file it makes collector-backendlog-PID-XXXXXXXX.log (owner-only; the sweep removes no other), and calls a warm series of 10 samples or more
+# two modes when its median lies in the widest gap between sorted samples (or, at an odd count,
+# on its edge) at lower bars (wider
 # than half the wider side's range, 8% of the median), so it re-measures it; it also refuses the
 # neuron target where torch.neuron.is_available() is not true, decides the neuron family by the
 # version rule before any XLA module found beside it, and says in one line (exit 3) that torch

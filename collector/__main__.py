@@ -306,13 +306,11 @@ def _main(argv: list[str]) -> int:
     # (torch_neuronx), which may read the variables a backend's before_torch hook sets then
     # (collector/descriptors.py). Until collector 0.21.0 they were set after that import.
     before_torch(args.target, plan.intended_target)
-    try:
-        import torch  # noqa: F401  (here torch autoloads the backend modules installed beside it)
-    except Exception as exc:  # a broken backend module stops `import torch` itself
-        said = f"{type(exc).__name__}: {str(exc)[:300]}"
-        if exc.__cause__ is not None:  # torch names the module; its own error says what is missing
-            said += f" (because {type(exc.__cause__).__name__}: {str(exc.__cause__)[:300]})"
-        _tell(f"collector: torch cannot be imported here: {one_line(said)}")
+    from collector.first_import import torch_import_problem
+
+    problem = torch_import_problem()
+    if problem:
+        _tell(f"collector: {one_line(problem)}")
         return 3
     from collector.workload import WorkloadError, check_source
 

@@ -328,6 +328,12 @@ def default_target() -> str:
     return next(iter(descriptors()))
 
 
+def module_name(prefix: str, backend: str) -> str:
+    """A module name of its own for a backend's file: ``_`` and ``-`` written apart (``_u``,
+    ``_d``), so my-accel and my_accel never share one."""
+    return prefix + backend.replace("_", "_u").replace("-", "_d")
+
+
 def load_beside(descriptor: Descriptor, name: str, path: Path, role: str) -> ModuleType:
     """The Python file ``path`` beside a descriptor, loaded as module ``name`` (a plugin's
     adapter, a before_torch hook): a file that is missing or raises is one DescriptorError line
@@ -339,7 +345,7 @@ def load_beside(descriptor: Descriptor, name: str, path: Path, role: str) -> Mod
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # the backend's own code: said in one line with its file
+    except (Exception, SystemExit) as exc:  # the backend's own code: said in one line with its file
         del sys.modules[name]
         raise DescriptorError(
             f"{descriptor.path}: {role}: {path.name} raised {type(exc).__name__}: {str(exc)[:300]}"
@@ -351,7 +357,7 @@ def hook_module(descriptor: Descriptor) -> ModuleType:
     """The module of a descriptor's ``before_torch`` hook, loaded once from the file beside the
     descriptor. It runs before torch is imported, so it is loaded by its path, never through
     ``collector.backends``, whose adapters import torch; the adapter reads it back through here."""
-    name = f"collector_before_torch_{descriptor.name.replace('-', '_')}"
+    name = module_name("collector_before_torch_", descriptor.name)
     if name in sys.modules:  # python -m collector ran it; the adapter reads its settings back
         return sys.modules[name]
     path = descriptor.path.parent / descriptor.before_torch.split(":", 1)[0]
@@ -361,36 +367,49 @@ def hook_module(descriptor: Descriptor) -> ModuleType:
 def before_torch(
     requested: str, intended: str | None, installed: Callable[[str], object] = importlib.util.find_spec
 ) -> tuple[str, ...]:
-    """Run the ``before_torch`` hooks of the targets this run may use, before torch is imported
-    (torch autoloads a backend's module, which may read its variables then), and name them.
+    """Run the ``before_torch`` hook of the target this run will use, before torch is imported
+    (torch autoloads a backend's module, which may read its variables then), and name it.
 
     A named target (or alias) runs its own hook. ``--target auto`` runs the hook of the plan's
-    target, or, for a plan that names none, of every target auto tries whose ``module`` is
-    installed; a target that names a ``module`` is passed over where it is not installed."""
+    target, or, for a plan that names none, of the first target auto tries whose hook names a
+    ``module`` that is installed: which target auto runs is known only once torch is imported,
+    and a module torch autoloads is the sign of its backend. Under auto a hook whose ``module``
+    is not installed does not run, and one that names no ``module`` runs only for the plan's
+    target."""
     known = descriptors()
     if requested != "auto":
         chosen = [known[resolve_target(requested)]]
     elif intended is not None:
         chosen = [known[intended]] if intended in known else []
     else:
-        chosen = [d for d in known.values() if d.auto_order is not None and d.autoload_module]
+        tried = (d for d in known.values() if d.auto_order is not None and d.before_torch and d.autoload_module)
+        chosen = next(([d] for d in tried if _installed(d.autoload_module, installed)), [])
     ran = []
     for descriptor in chosen:
         if not descriptor.before_torch:
             continue
-        if requested == "auto" and descriptor.autoload_module and installed(descriptor.autoload_module) is None:
+        if requested == "auto" and descriptor.autoload_module and not _installed(descriptor.autoload_module, installed):
             continue
         hook = getattr(hook_module(descriptor), descriptor.before_torch.split(":", 1)[1], None)
         if not callable(hook):
             raise DescriptorError(f"{descriptor.path}: before_torch.hook: {descriptor.before_torch} is not a function")
         try:
             hook()
-        except Exception as exc:  # the backend's own code: said in one line with its file
+        except (Exception, SystemExit) as exc:  # the backend's own code: said in one line with its file
             raise DescriptorError(
                 f"{descriptor.path}: before_torch.hook: {descriptor.before_torch} raised {type(exc).__name__}: {str(exc)[:300]}"
             ) from None
         ran.append(descriptor.name)
     return tuple(ran)
+
+
+def _installed(module: str, installed: Callable[[str], object]) -> bool:
+    """Whether a top-level module can be imported here (finding it imports nothing); one already
+    imported without a spec (find_spec raises ValueError then) is there."""
+    try:
+        return installed(module) is not None
+    except (ImportError, ValueError):
+        return module in sys.modules
 
 
 def backend_families() -> tuple[str, ...]:

@@ -12,7 +12,8 @@ from the graph, not a measurement on the device.
 
 The log is JSON lines: inspection_start, one inspection per shape, inspection_end
 (reportgen/contract/schema/EVENTS.md). Exit codes: 0 every shape inspected (a graph that could
-not be captured is recorded, not an error), 1 internal error, 2 usage or plan error.
+not be captured is recorded, not an error), 1 internal error, 2 usage or plan error, 3 torch
+cannot be imported (a backend module it autoloads is broken).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "  0    written; its path on stdout\n"
         "  2    nothing written: a plan or workload error, a generation plan, an existing --out or a missing\n"
         "       folder, or a workload that cannot be loaded or captured\n"
+        "  3    nothing written: torch cannot be imported (a backend module it autoloads is broken)\n"
         "  130  interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up: the partial file is removed\n"
         "\nexample:\n  python -m collector inspect --workload collector/workloads/tiny_encoder.toml --out tiny.inspection.jsonl\n"
         "  reportgen plan-check collector/workloads/tiny_encoder.toml --inspection tiny.inspection.jsonl --target neuron",
@@ -70,6 +72,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    from collector.first_import import torch_import_problem
+    from collector.visible import visible
+
+    problem = torch_import_problem()  # collector.workload imports torch
+    if problem:
+        print(f"collector inspect: {visible(problem, keep='')}", file=sys.stderr)
+        return 3
     from collector.plan import PlanError, file_stem, load_plan
     from collector.workload import WorkloadError, check_source
 

@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -35,9 +36,10 @@ PARENT_ENV = "COLLECTOR_PARENT_PID"
 IN_USE = "IN_USE"
 CACHE_PREFIXES = ("collector-cache-", "collector-cold-")
 # A backend's log channel's temporary file (the neuron adapter's [Neuron] channel), named by the
-# collector process that made it.
-BACKEND_LOG_PREFIX = "collector-log-"
-BACKEND_LOG = re.compile(rf"{BACKEND_LOG_PREFIX}(\d{{1,10}})-[^/]*\.log")
+# collector process that made it and tempfile.mkstemp's eight random characters, and made
+# readable by its owner only: the sweep removes no file a user named alike.
+BACKEND_LOG_PREFIX = "collector-backendlog-"
+BACKEND_LOG = re.compile(rf"{BACKEND_LOG_PREFIX}(\d{{1,10}})-[a-z0-9_]{{8}}\.log")
 _PR_SET_PDEATHSIG = 1
 
 
@@ -127,6 +129,16 @@ def _owner_gone(folder: Path) -> bool:
     return _gone(pid)
 
 
+def _made_by_mkstemp(path: Path) -> bool:
+    """A regular file (not a link) of this user's, readable and writable by its owner only, as
+    tempfile.mkstemp makes it."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) == 0o600
+
+
 def _gone(pid: int) -> bool:
     """Whether no process ``pid`` exists (one that exists as another user's is not gone). A
     marker or name is anyone's text: 0 and below name process groups, not a process, and a
@@ -163,8 +175,7 @@ def sweep_left_behind(parent: Path | None = None) -> list[Path]:
             # A backend log channel's file (collector/backends/neuronenv.py) names its process instead.
             elif (
                 (named := BACKEND_LOG.fullmatch(entry.name)) is not None
-                and not entry.is_symlink()
-                and entry.is_file()
+                and _made_by_mkstemp(entry)
                 and _gone(int(named[1]))
             ):
                 with contextlib.suppress(OSError):

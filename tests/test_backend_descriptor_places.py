@@ -42,7 +42,7 @@ def apply():
     CALLS.append("torch imported" if "torch" in sys.modules else "before torch")
 """
 HOOK_TABLE = '\n[before_torch]\nhook = "fakehook.py:apply"\nmodule = "{module}"\n'
-HOOK_MODULE = "collector_before_torch_fakeaccel"
+HOOK_MODULE = descriptor_module.module_name("collector_before_torch_", "fakeaccel")
 
 
 @pytest.fixture
@@ -86,6 +86,71 @@ def test_auto_without_a_plan_target_runs_the_hooks_of_the_targets_it_tries(hooke
     descriptor_module._load.cache_clear()
     ran = before_torch("auto", None, installed=lambda name: object() if name == "json" else None)
     assert ran == ("fakeaccel",)  # the neuron hook's module, torch_neuronx, is not installed here
+
+
+def _plain_backend(folder: Path, name: str, auto_order: int, hook: str, module: str | None) -> None:
+    """A backend of its own in ``folder``: descriptor, the fake adapter, a hook that records its
+    call (or raises, for hook = 'raise' / 'exit')."""
+    table = f'hook = "{name}_hook.py:apply"' + (f'\nmodule = "{module}"' if module else "")
+    (folder / f"{name}.toml").write_text(
+        f'name = "{name}"\nadapter = "fakeaccel.py:FakeAccelBackend"\nconstraints = "fakeaccel-1.0.toml"\n'
+        f'compile_backend = "inductor"\nauto_order = {auto_order}\nfamilies = {{ {name.replace("-", "")} = "x" }}\n'
+        f"\n[before_torch]\n{table}\n",
+        encoding="utf-8",
+    )
+    body = {
+        "raise": 'raise ValueError("no SDK")',
+        "exit": "raise SystemExit(0)",
+    }.get(hook, f"CALLS.append({name!r})")
+    (folder / f"{name}_hook.py").write_text(f"CALLS = []\n\n\ndef apply():\n    {body}\n", encoding="utf-8")
+
+
+def test_auto_without_a_plan_target_runs_only_the_first_installed_targets_hook(
+    hooked: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which target auto runs is known only once torch is imported: the hook of the first one it
+    tries whose module is installed runs, and no other (a later target's failing hook had
+    stopped a run that would not use it; a review of this round, finding 3)."""
+    _plain_backend(hooked, "gaccel", 0, "record", "json")
+    _plain_backend(hooked, "haccel", 9, "raise", "json")
+    _plain_backend(hooked, "iaccel", 5, "record", None)  # no module: only as the plan's target
+    descriptor_module._load.cache_clear()
+    for name in ("gaccel", "haccel", "iaccel"):
+        monkeypatch.delitem(sys.modules, descriptor_module.module_name("collector_before_torch_", name), raising=False)
+    assert before_torch("auto", None) == ("gaccel",)
+    assert before_torch("auto", "iaccel") == ("iaccel",)
+    with pytest.raises(DescriptorError, match=r"haccel_hook\.py:apply raised ValueError: no SDK"):
+        before_torch("auto", "haccel")
+
+
+def test_a_hook_that_exits_is_one_line_not_a_silent_end(hooked: Path) -> None:
+    _plain_backend(hooked, "jaccel", 3, "exit", None)
+    descriptor_module._load.cache_clear()
+    with pytest.raises(DescriptorError, match=r"jaccel_hook\.py:apply raised SystemExit: 0"):
+        before_torch("jaccel", None)
+    (hooked / "jaccel_hook.py").write_text("raise SystemExit(0)\n", encoding="utf-8")
+    sys.modules.pop(descriptor_module.module_name("collector_before_torch_", "jaccel"), None)
+    with pytest.raises(DescriptorError, match=r"jaccel_hook\.py raised SystemExit: 0"):
+        before_torch("jaccel", None)
+    assert descriptor_module.module_name("collector_before_torch_", "jaccel") not in sys.modules
+
+
+def test_backend_names_that_differ_in_dash_and_underscore_get_modules_of_their_own() -> None:
+    names = {descriptor_module.module_name("collector_before_torch_", n) for n in ("my-accel", "my_accel", "my_daccel")}
+    assert len(names) == 3
+
+
+def test_a_module_imported_without_a_spec_counts_as_installed(hooked: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """find_spec raises ValueError for a module in sys.modules whose __spec__ is None: that module
+    is there, not a traceback (a review of this round, finding 5)."""
+    import types
+
+    bare = types.ModuleType("fakeaccel_sdk_bare")
+    bare.__spec__ = None
+    monkeypatch.setitem(sys.modules, "fakeaccel_sdk_bare", bare)
+    write_descriptor(hooked, module="fakeaccel_sdk_bare", auto_order=None)
+    descriptor_module._load.cache_clear()
+    assert before_torch("auto", "fakeaccel") == ("fakeaccel",)
 
 
 def test_a_target_without_a_hook_runs_none(hooked: Path) -> None:

@@ -1091,18 +1091,28 @@ def test_a_run_removes_cache_folders_a_killed_collector_left_and_keeps_live_ones
         (folder / "inductor").mkdir(parents=True)
         if owner is not None:
             (folder / lifeline.IN_USE).write_text(f"{owner}\n", encoding="utf-8")
-    # A backend log channel's file of a collector killed with -9 (no atexit ran), and a live one's.
-    stale_log, live_log = (scratch / f"{lifeline.BACKEND_LOG_PREFIX}{pid}-x1.log" for pid in (ended.pid, os.getpid()))
-    for path in (stale_log, live_log):
-        path.write_text("", encoding="utf-8")
+    # A backend log channel's file of a collector killed with -9 (no atexit ran), and a live one's,
+    # named and made as tempfile.mkstemp makes them (eight random characters, owner-only).
+    stale_log, live_log = (
+        scratch / f"{lifeline.BACKEND_LOG_PREFIX}{pid}-ab_12xyz.log" for pid in (ended.pid, os.getpid())
+    )
     # Planted: a pid past the kernel's range (os.kill raised OverflowError: the run ended in an
     # internal error) and a process group's number; neither is a process, neither is removed.
     planted = [
-        scratch / f"{lifeline.BACKEND_LOG_PREFIX}9999999999-x.log",
-        scratch / f"{lifeline.BACKEND_LOG_PREFIX}0-x.log",
+        scratch / f"{lifeline.BACKEND_LOG_PREFIX}9999999999-abcdefgh.log",
+        scratch / f"{lifeline.BACKEND_LOG_PREFIX}0-abcdefgh.log",
     ]
-    for path in planted:
+    for path in (stale_log, live_log, *planted):
         path.write_text("", encoding="utf-8")
+        path.chmod(0o600)
+    # A user's files named alike: a date where the pid goes, and one readable by others; kept.
+    for name in (
+        f"{lifeline.BACKEND_LOG_PREFIX}20261207-nightly.log",
+        f"{lifeline.BACKEND_LOG_PREFIX}{ended.pid}-sharedlg.log",
+    ):
+        planted.append(scratch / name)
+        planted[-1].write_text("mine\n", encoding="utf-8")
+        planted[-1].chmod(0o644 if "shared" in name else 0o600)
     for name, owner in (("collector-cache-huge", "99999999999"), ("collector-cache-group", "-1")):
         (scratch / name).mkdir()
         (scratch / name / lifeline.IN_USE).write_text(f"{owner}\n", encoding="utf-8")

@@ -13,10 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 
-def test_a_backend_module_that_breaks_import_torch_is_one_line_and_exit_3(tmp_path: Path) -> None:
+def _broken_site(tmp_path: Path) -> dict[str, str]:
+    """The environment of a process whose torch autoloads a backend module that fails to load."""
     site = tmp_path / "site"
     info = site / "broken_backend-1.0.dist-info"
     info.mkdir(parents=True)
@@ -27,12 +30,19 @@ def test_a_backend_module_that_breaks_import_torch_is_one_line_and_exit_3(tmp_pa
     )
     env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(site)])
+    return env
+
+
+@pytest.mark.parametrize("command", ["run", "inspect"])
+def test_a_backend_module_that_breaks_import_torch_is_one_line_and_exit_3(tmp_path: Path, command: str) -> None:
     out = tmp_path / "out"
     plan = REPO / "collector" / "workloads" / "tiny_encoder.toml"
+    argv = ["--workload", str(plan), "--out", str(out)]
+    argv = [*argv, "--target", "cpu"] if command == "run" else ["inspect", *argv]
     done = subprocess.run(
-        [sys.executable, "-m", "collector", "--workload", str(plan), "--target", "cpu", "--out", str(out)],
+        [sys.executable, "-m", "collector", *argv],
         cwd=REPO,
-        env=env,
+        env=_broken_site(tmp_path),
         capture_output=True,
         text=True,
         timeout=300,
@@ -41,7 +51,8 @@ def test_a_backend_module_that_breaks_import_torch_is_one_line_and_exit_3(tmp_pa
     assert done.returncode == 3, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
-    assert lines[0].startswith("collector: torch cannot be imported here: RuntimeError: "), lines[0]
+    said = "collector: " if command == "run" else "collector inspect: "
+    assert lines[0].startswith(f"{said}torch cannot be imported here: RuntimeError: "), lines[0]
     # torch names the module; the module's own error says what is missing.
     assert "broken_backend" in lines[0], lines[0]
     assert lines[0].endswith("(because ImportError: libnrt.so.1: cannot open shared object file)"), lines[0]

@@ -136,6 +136,17 @@ def test_a_median_between_two_speeds_of_a_short_loop_is_two_modes() -> None:
     assert "the median 0.8269 s between them" in check.note
 
 
+def test_two_speeds_split_six_and_five_are_two_modes_as_five_and_five_are() -> None:
+    """At an odd count the median is a sample, at the gap's edge: the same loop with one more
+    fast call (six and five of 11) read stable while its ten calls read unstable (a review of
+    this round, finding 7)."""
+    eleven = [*TWO_SPEEDS_TEN, 0.7305]
+    assert classify(eleven).verdict == UNSTABLE and failed(eleven) == {"bimodality"}, classify(eleven).summary()
+    check = next(c for c in classify(eleven).checks if c.name == "bimodality")
+    assert (check.figure("lower_count"), check.figure("upper_count")) == (6, 5)
+    assert stability.MEDIAN_IN_GAP_OVER_RANGE_MIN < check.figure("gap_over_range") <= stability.GAP_OVER_RANGE_MIN
+
+
 def test_a_median_in_a_narrow_gap_or_in_a_loop_under_ten_samples_is_one_mode() -> None:
     # Two tight groups 4% apart, the median between them: a figure right to a few percent.
     tight = [1.0, 1.052, 1.004, 1.049, 0.998, 1.055, 1.002, 1.05, 1.006, 1.047]

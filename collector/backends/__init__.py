@@ -29,7 +29,7 @@ from collector.backends.base import (
     not_measured,
     top_ops,
 )
-from collector.descriptors import Descriptor, DescriptorError, descriptors, load_beside
+from collector.descriptors import Descriptor, DescriptorError, descriptors, load_beside, module_name
 
 __all__ = [
     "ADAPTERS",
@@ -60,8 +60,9 @@ def _adapter(descriptor: Descriptor) -> type[Backend]:
     if descriptor.builtin:
         module = importlib.import_module(f"{__name__}.{descriptor.adapter_file.stem}")
     else:
-        name = f"collector_backend_{descriptor.name.replace('-', '_')}"
-        module = load_beside(descriptor, name, descriptor.adapter_file, "adapter")
+        module = load_beside(
+            descriptor, module_name("collector_backend_", descriptor.name), descriptor.adapter_file, "adapter"
+        )
     adapter = getattr(module, descriptor.adapter_class, None)
     if not (isinstance(adapter, type) and issubclass(adapter, Backend)):
         raise DescriptorError(
