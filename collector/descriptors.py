@@ -233,6 +233,13 @@ def read_descriptor(path: Path) -> Descriptor:
         )
     if before.get("module") and not _MODULE.match(before["module"]):
         raise DescriptorError(f"{where}.before_torch.module: {before['module']!r} is not a top-level module name")
+    if before and "auto_order" in data and not before.get("module"):
+        # --target auto learns which target it runs only once torch is imported: the module is
+        # how it knows, before that, whether to run this hook at all.
+        raise DescriptorError(
+            f"{where}.before_torch.module: missing; a target --target auto tries (auto_order) names the module"
+            " torch autoloads for it, so auto can run its hook where that module is installed"
+        )
     caches = tuple(CacheDir(**_check(f"{where}.cache[{i}]", c, _CACHE)) for i, c in enumerate(data.get("cache", [])))
     versions = tuple(_probe(f"{where}.version[{i}]", v) for i, v in enumerate(data.get("version", [])))
     return Descriptor(
@@ -374,8 +381,8 @@ def before_torch(
     target, or, for a plan that names none, of the first target auto tries whose hook names a
     ``module`` that is installed: which target auto runs is known only once torch is imported,
     and a module torch autoloads is the sign of its backend. Under auto a hook whose ``module``
-    is not installed does not run, and one that names no ``module`` runs only for the plan's
-    target."""
+    is not installed does not run (a target auto tries must name one; another runs its hook under
+    auto only as the plan's target)."""
     known = descriptors()
     if requested != "auto":
         chosen = [known[resolve_target(requested)]]

@@ -113,18 +113,18 @@ def test_auto_without_a_plan_target_runs_only_the_first_installed_targets_hook(
     stopped a run that would not use it; a review of this round, finding 3)."""
     _plain_backend(hooked, "gaccel", 0, "record", "json")
     _plain_backend(hooked, "haccel", 9, "raise", "json")
-    _plain_backend(hooked, "iaccel", 5, "record", None)  # no module: only as the plan's target
+    _plain_backend(hooked, "iaccel", 5, "record", "json")  # later in auto's order
     descriptor_module._load.cache_clear()
     for name in ("gaccel", "haccel", "iaccel"):
         monkeypatch.delitem(sys.modules, descriptor_module.module_name("collector_before_torch_", name), raising=False)
     assert before_torch("auto", None) == ("gaccel",)
-    assert before_torch("auto", "iaccel") == ("iaccel",)
+    assert before_torch("auto", "iaccel") == ("iaccel",)  # the plan's target
     with pytest.raises(DescriptorError, match=r"haccel_hook\.py:apply raised ValueError: no SDK"):
         before_torch("auto", "haccel")
 
 
 def test_a_hook_that_exits_is_one_line_not_a_silent_end(hooked: Path) -> None:
-    _plain_backend(hooked, "jaccel", 3, "exit", None)
+    _plain_backend(hooked, "jaccel", 3, "exit", "json")
     descriptor_module._load.cache_clear()
     with pytest.raises(DescriptorError, match=r"jaccel_hook\.py:apply raised SystemExit: 0"):
         before_torch("jaccel", None)
@@ -219,6 +219,17 @@ def test_a_before_torch_table_is_checked_key_by_key(tmp_path: Path, added: str, 
     with pytest.raises(DescriptorError) as caught:
         read_descriptor(path)
     assert str(caught.value) == f"fakeaccel.toml.{said}"
+
+
+def test_a_hook_of_a_target_auto_tries_names_its_module(tmp_path: Path) -> None:
+    """Without it auto could pick the target and never run its hook (a review of this round,
+    finding 2): refused on load."""
+    path = tmp_path / "fakeaccel.toml"
+    text = DESCRIPTOR.replace('notes = "', 'auto_order = 4\nnotes = "', 1)
+    path.write_text(text + '\n[before_torch]\nhook = "h.py:apply"\n', encoding="utf-8")
+    with pytest.raises(DescriptorError) as caught:
+        read_descriptor(path)
+    assert str(caught.value).startswith("fakeaccel.toml.before_torch.module: missing; a target --target auto tries")
 
 
 def test_inputs_on_device_must_be_true_or_false(tmp_path: Path) -> None:
