@@ -249,7 +249,7 @@ def test_cache_conditions_in_plain_words(tmp_path: Path) -> None:
     assert CliRunner().invoke(main, ["compare", str(base.parent), str(cand.parent), "--out", str(out)]).exit_code == 0
     for name in ("compare.html", "compare.md"):
         page = (out / name).read_text(encoding="utf-8")
-        assert "fresh process, empty compile cache" in page and "eager (nothing to compile)" in page
+        assert "fresh process, empty compile cache" in page and "eager (no torch.compile)" in page
         assert not re.search(r"fresh_process_empty_cache|eager_no_compile|fresh\\_process|eager\\_no", page), name
 
 

@@ -211,9 +211,9 @@ def time_cold(run: Run) -> None:
         passed = outcome is not None or cell.case in run.passed_elsewhere
         if not passed or cell.repeat_of or cell.case in run.cold_done:
             continue
-        # An eager cell has nothing to compile or cache: its first call in this process is the
-        # cold call under the condition it states ("eager, no compile"), with no interpreter to
-        # start. Compiled cells get a fresh process with empty cache folders.
+        # An eager cell has no torch.compile: its first call in this process is the cold call
+        # under the condition it states ("eager, no compile"; a backend may still compile per
+        # operator on first use, which is not measured), with no interpreter to start. Compiled cells get a fresh process with empty cache folders.
         # A cell checked in a fresh child (passed_elsewhere) has no call here: it is compiled.
         in_process = outcome is not None and (run.options.cold == "in-process" or cell.mode == "eager")
         run.progress.say(f"{cell.case}: cold first call ({'in-process' if in_process else run.options.cold})")

@@ -251,7 +251,7 @@ CONDITION_WORDS = {
     "persistent_cache": "persistent compile cache with entries",
     "restart_populated_cache": "restart, cache populated",
     "compiled_in_process": "in a process already running (not fresh)",
-    "eager_no_compile": "eager (nothing to compile)",
+    "eager_no_compile": "eager (no torch.compile)",
 }
 
 
