@@ -387,15 +387,15 @@ def before_torch(
     if requested != "auto":
         chosen = [known[resolve_target(requested)]]
     elif intended is not None:
-        chosen = [known[intended]] if intended in known else []
+        planned = known.get(intended)
+        usable = planned is not None and (not planned.autoload_module or _installed(planned.autoload_module, installed))
+        chosen = [planned] if planned is not None and usable else []
     else:
         tried = (d for d in known.values() if d.auto_order is not None and d.before_torch and d.autoload_module)
         chosen = next(([d] for d in tried if _installed(d.autoload_module, installed)), [])
     ran = []
     for descriptor in chosen:
         if not descriptor.before_torch:
-            continue
-        if requested == "auto" and descriptor.autoload_module and not _installed(descriptor.autoload_module, installed):
             continue
         hook = getattr(hook_module(descriptor), descriptor.before_torch.split(":", 1)[1], None)
         if not callable(hook):

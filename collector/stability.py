@@ -51,9 +51,9 @@ GAP_OVER_MEDIAN_MIN = 0.10
 # widest gap, so the loop ran at two speeds and the median fell between them (another loop would
 # give either). At an odd count the median is a sample, at the gap's edge, when the two sides
 # differ by one sample (six and five of 11): the same two speeds, so the same bars hold where the
-# sides differ by at most one. Then, from TWO_MODES_MIN_SAMPLES samples on, the gap need only be wider than half
-# the wider cluster's range and at least 8% of the median (the median 4% or more from every
-# sample, more than the few percent a figure is right to). Set on seeded simulations
+# sides differ by at most one. Then, from TWO_MODES_MIN_SAMPLES samples on, the gap need only be
+# wider than half the wider cluster's range and at least 8% of the median (the median 4% or more
+# from every sample, more than the few percent a figure is right to). Set on seeded simulations
 # (bench_stability_rules.py, 2,000 series a kind, seeds 1 and 2): at 10 samples the single-mode
 # series gain about 2 unstable in 100 at most (uniform +-15% 2.1, lognormal 12% 1.5, lognormal
 # 8% 0.6, the rest 0.2 or none), at 20 at most 0.2 and at 30 none; two speeds and a step halfway

@@ -15,7 +15,6 @@ resources) is in the descriptor, not in the adapter.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 
 from collector.backends.base import (
     CACHE_ROOT,
@@ -86,9 +85,9 @@ def resolve_target(requested: str, intended: str | None) -> tuple[Backend, dict[
 
     ``auto`` with a plan that names its target runs there or nowhere: it never falls back to
     another device silently. Without a plan target, ``auto`` probes the targets whose descriptors
-    give an ``auto_order``, in that order, then uses the cpu, and records what it found. A target named on the command line is used as asked; when it
-    differs from the plan's target the reason says so, and the report judges the run as
-    evidence for the device it ran on only.
+    give an ``auto_order``, in that order, then uses the cpu, and records what it found. A target
+    named on the command line is used as asked; when it differs from the plan's target the
+    reason says so, and the report judges the run as evidence for the device it ran on only.
     """
     if requested == "auto" and intended is not None:
         try:

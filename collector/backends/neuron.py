@@ -142,14 +142,14 @@ class NeuronBackend(Backend):
         # torch_neuronx registers the device and torch.neuron on a host without a NeuronCore too
         # (notes section 1: torch.neuron.is_available() is the runtime check).
         available = getattr(_torch_neuron(), "is_available", None)
+        if not callable(available):
+            raise BackendUnavailable("target neuron: torch.neuron has no is_available(); no device can be confirmed")
         try:
-            present = bool(available()) if callable(available) else None
+            present = bool(available())
         except Exception as exc:  # the runtime's own failure, said in one line
             raise BackendUnavailable(
                 f"target neuron: torch.neuron.is_available() raised {type(exc).__name__}: {str(exc)[:200]}"
             ) from None
-        if present is None:
-            raise BackendUnavailable("target neuron: torch.neuron has no is_available(); no device can be confirmed")
         if not present:
             raise BackendUnavailable(
                 "target neuron: torch.neuron.is_available() is False: no NeuronCore is visible here"
