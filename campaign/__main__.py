@@ -150,7 +150,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             "--out",
             type=path_argument,
             help="the script or manifest (default: NAME.sbatch or NAME.k8s.json here); its "
-            "NAME.planned.json, NAME.tasks and NAME.task.sh go beside it. An existing file among them is replaced "
+            "NAME.planned.json goes beside it, and for Slurm NAME.tasks and NAME.task.sh (a Kubernetes "
+            "ConfigMap carries both). An existing file among them is replaced "
             "only if it is a regular file: a link, folder, device or FIFO is refused, never written through, "
             "and nothing is written (as reportgen plan-check --write-revised and annotate --force do)",
         )

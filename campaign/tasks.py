@@ -1,8 +1,8 @@
 """The files a submission writes beside its scheduler input, and the planned-task ledger.
 
     NAME.sbatch / NAME.k8s.json   the scheduler's input
-    NAME.task.sh                  a copy of campaign/task.sh: the script the tasks run
-    NAME.tasks                    one line per task (index, then its words quoted for bash)
+    NAME.task.sh                  a copy of campaign/task.sh: the script the tasks run (Slurm only)
+    NAME.tasks                    one line per task (index, then its words quoted for bash; Slurm only)
     NAME.planned.json             every planned task of this campaign id (the ledger's plan)
     NAME.submission               each submission's tasks, jobs and refusals (campaign/submissions.py)
     NAME-logs/                    Slurm's per-task output (appended to, never overwritten; Slurm only)
@@ -172,20 +172,24 @@ def planned_text(campaign: Campaign, planned: dict[str, Any]) -> str:
 
 
 def write_files(files: TaskFiles, wrapper_text: str, tasks_text: str, planned: dict[str, Any], slurm: bool) -> None:
-    """Write the submission's files (raises OSError): a Slurm one's script is executable and its
-    tasks write their output into NAME-logs/ (made here, as sbatch needs it); a Kubernetes one
-    has neither. A file there that is not a regular one (a link, folder, device or FIFO) is
-    refused before anything is written, as each write would refuse it."""
+    """Write the submission's files (raises OSError): a Slurm one's script is executable, its
+    tasks read NAME.task.sh and NAME.tasks and write their output into NAME-logs/ (made here, as
+    sbatch needs it); a Kubernetes one has none of these (its ConfigMap carries task.sh and each
+    Job's task list), only the manifest and NAME.planned.json. A file there that is not a regular
+    one (a link, folder, device or FIFO) is refused before anything is written, as each write
+    would refuse it."""
     from reportgen.storage.local import replaceable
 
-    for path in (files.wrapper, files.script, files.tasks, files.planned):
+    written = (files.wrapper, files.script, files.tasks, files.planned) if slurm else (files.wrapper, files.planned)
+    for path in written:
         replaceable(path)
     files.wrapper.parent.mkdir(parents=True, exist_ok=True)  # --out in a new folder, for either scheduler
     if slurm:
         files.logs.mkdir(parents=True, exist_ok=True)
     write_file(files.wrapper, wrapper_text.encode("utf-8"), 0o755 if slurm else None)
-    write_file(files.script, TASK_SCRIPT.read_bytes(), 0o755)
-    write_file(files.tasks, tasks_text.encode("utf-8"))
+    if slurm:
+        write_file(files.script, TASK_SCRIPT.read_bytes(), 0o755)
+        write_file(files.tasks, tasks_text.encode("utf-8"))
     write_file(files.planned, (json.dumps(planned, indent=1, sort_keys=True) + "\n").encode("utf-8"))
 
 

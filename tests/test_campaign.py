@@ -1188,6 +1188,21 @@ def test_submit_makes_the_folder_out_names(tmp_path: Path, scheduler: str) -> No
     assert out.is_file() and (out.parent / "nightly.planned.json").is_file()
 
 
+@pytest.mark.parametrize("scheduler", ["kubernetes", "slurm"])
+def test_submit_writes_only_the_files_its_scheduler_reads(tmp_path: Path, scheduler: str) -> None:
+    # Before: a Kubernetes submit also wrote NAME.task.sh and an empty NAME.tasks, which nothing
+    # read (its ConfigMap carries task.sh and each Job's task list).
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
+    out = tmp_path / "out" / ("nightly.k8s.json" if scheduler == "kubernetes" else "nightly.sbatch")
+    assert main(["submit", str(path), "--scheduler", scheduler, "--out", str(out), "--dry-run"]) == 0
+    written = sorted(p.name for p in out.parent.iterdir())
+    if scheduler == "kubernetes":
+        assert written == ["nightly.k8s.json", "nightly.planned.json"]
+    else:
+        assert written == ["nightly-logs", "nightly.planned.json", "nightly.sbatch", "nightly.task.sh", "nightly.tasks"]
+        assert (out.parent / "nightly.tasks").read_text().count("\n") > 1
+
+
 def test_kubernetes_names_of_a_long_campaign_are_valid_and_unique_per_submission(tmp_path: Path) -> None:
     """A campaign named with 40 or more characters: its Job name left no room for the pods'
     '-<index>' host names (the API refuses them), and its ConfigMap name and campaign-id label,
