@@ -65,7 +65,10 @@ def test_a_pass_against_other_reference_outputs_is_named_and_not_fixed(tmp_path:
     why = f"other reference outputs by content: sha256 {'b' * 12}... against {'c' * 12}..."
     both = (ODD, ODD.replace("compiled", "eager"))  # the two cells of the b2-l16 input shape
     assert data["changed_reference"] == dict.fromkeys(both, why)
-    assert [c[0] for c in data["code_and_data"]] == ["reference outputs (by content sha256)"]
+    # The input shape whose reference outputs changed is named with its two hashes.
+    assert data["code_and_data"] == [
+        ["reference outputs of input shape b2-l16-contiguous (by content sha256)", "b" * 64, "c" * 64]
+    ]
     text = _diff(str(before), str(after))
     assert "fixed: 0" in text.splitlines()
     assert "passes against other reference outputs (not fixed): 1" in text.splitlines()

@@ -15,7 +15,8 @@ criteria are judge.criteria's; this module gives the rest, as plain data both `r
   "not imported" there when that log's collector looked for local imports (0.4.0 on, or any log
   that lists one), and "not recorded" when it is older and lists none;
 * the host: the device (name, count, instance type, host name), the environment variables
-  the collector recorded, every version beyond the pages' own version keys, and the host facts
+  the collector recorded, the backend settings (each variable the adapter set or relied on,
+  with who set it), every version beyond the pages' own version keys, and the host facts
   around the warm loops (torch threads, CPU affinity, count and governor, load average, and
   each reading of the accelerator its backend's adapter logs there, whatever the backend: every
   '<key>_before' and '<key>_after' host fact beyond the generic ones, named by its key in words).
@@ -203,10 +204,27 @@ def code_and_data_changes(
             changes.append((f"{key} (in both runs: their uncommitted changes cannot be told apart)", a, b))
     for role in ("weights", "inputs", REFERENCE_OUTPUTS):
         (ca, fa), (cb, fb) = before_hashes.get(role, [None, None]), after_hashes.get(role, [None, None])
-        # Each input shape hashed on its own in both logs: the shapes both runs hold decide.
-        agree = shared_shapes_agree(_by_shape(role, before_hashes), _by_shape(role, after_hashes))
+        # Each input shape hashed on its own in both logs: the shapes both runs hold decide, and
+        # each shape that differs is named with its two hashes.
+        shapes_a, shapes_b = _by_shape(role, before_hashes), _by_shape(role, after_hashes)
+        agree = shared_shapes_agree(shapes_a, shapes_b)
         if ca and cb:
-            if (ca != cb and agree is None) or agree is False:
+            if agree is False:
+                differ = [k for k in sorted(set(shapes_a) & set(shapes_b)) if shapes_a[k] != shapes_b[k]]
+                changes += [
+                    (f"{role}{OF_SHAPE}{bounded(k)} (by content sha256)", shapes_a[k], shapes_b[k])
+                    for k in differ[:MOST]
+                ]
+                if len(differ) > MOST:  # the rest by one digest a side (a log is untrusted: bounded)
+                    rest = differ[MOST:]
+                    changes.append(
+                        (
+                            f"{role} (by content sha256) of {len(rest)} more input shape(s), digest of their hashes",
+                            _digest([shapes_a[k] for k in rest]),
+                            _digest([shapes_b[k] for k in rest]),
+                        )
+                    )
+            elif ca != cb and agree is None:
                 changes.append((f"{role} (by content sha256)", ca, cb))
         elif fa != fb:
             lacking = [w for w, c in zip(sides, (ca, cb)) if not c]
@@ -303,6 +321,12 @@ def host_facts(run: RunModel) -> dict[str, str]:
             if (value := _value(env.device.get(key))) is not None:
                 facts[label] = bounded(value)
         facts.update(_listed("environment variable", env.env_vars))
+        # The variables the backend's adapter set or relied on, each with who set it: a run with
+        # the collector's setting and one with the user's are not one configuration.
+        settings = {
+            s.name: f"{'unset' if s.value is None else s.value} (set by {s.set_by})" for s in env.backend_settings or []
+        }
+        facts.update(_listed("backend setting", settings))
         shown = set(version_keys())
         others = {n: v for n, fact in env.versions.items() if n not in shown and (v := _value(fact)) is not None}
         facts.update(_listed("version", others))
@@ -584,6 +608,10 @@ def _listed(label: str, found: Mapping[str, str]) -> dict[str, str]:
         digest = hashlib.sha256(repr([(n, found[n]) for n in names]).encode("utf-8", "replace")).hexdigest()[:12]
         kept[f"{label}s (all {len(names)}; the first {MOST} by name listed)"] = f"sha256 {digest}..."
     return kept
+
+
+def _digest(values: Sequence[str]) -> str:
+    return f"sha256 {hashlib.sha256(repr(list(values)).encode('utf-8', 'replace')).hexdigest()[:12]}..."
 
 
 def _number(text: str) -> bool:

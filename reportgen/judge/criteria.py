@@ -9,7 +9,9 @@ only under a changed criterion is never counted as fixed.
 
 Criteria named (each from the plan, the run's first line or its artifacts; a log that does not
 record one reads "not recorded"): tolerances and task criteria per dtype, judged regions per
-output, update rules per parameter group, the reference, the timing scope, the warm repetition
+output, update rules per parameter group (regions and rules from the fields that judge, not
+their words; numbers in full where six digits would round two apart), the target and hard
+requirements the disposition is judged against, the reference, the timing scope, the warm repetition
 and re-measure round counts, the weights' and inputs' sha256, the collector and schema
 versions; and what was run: the model revision, the planned cells with their fields, the
 compile options, padding, declared inputs and attention path.
@@ -68,19 +70,44 @@ class CriterionChange:
     text: str  # the change in one phrase, e.g. "last_hidden_state now judged only where attention_mask != 0"
 
 
+def number(value: float | None) -> str:
+    """A declared number as the pages write it (``:g``), or in full where ``:g`` would round it:
+    two thresholds that differ in the seventh digit are two criteria, never one text."""
+    if value is None:
+        return NOT_RECORDED
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
 def _tolerance(tol: Any) -> str:
-    text = f"atol {tol.atol:g}, rtol {tol.rtol:g}"
+    text = f"atol {number(tol.atol)}, rtol {number(tol.rtol)}"
     for name in ("loss", "grad"):
         rule = getattr(tol, name, None)
         if rule is not None:
-            text += f"; {name} atol {rule.atol:g}, rtol {rule.rtol:g}"
+            text += f"; {name} atol {number(rule.atol)}, rtol {number(rule.rtol)}"
     return text
 
 
 def _region(rule: Any) -> str:
-    if rule.mask is None and rule.region is None:
-        return EVERY_ELEMENT
-    return f"only where {rule.description}"
+    """The judged region from the fields that judge it (the mask and the slices), not from the
+    rule's words, which a log may state otherwise."""
+    parts = ([f"{rule.mask} != 0"] if rule.mask is not None else []) + (
+        [f"[{', '.join(rule.region)}]"] if rule.region is not None else []
+    )
+    return f"only where {' and '.join(parts)}" if parts else EVERY_ELEMENT
+
+
+def _update_rule(group: Any) -> str:
+    """A parameter group's rule from the fields that judge it: the rule, its bound (k, the
+    learning rate, what counts as a zero gradient) and the names it matches."""
+    text = bounded(group.rule)
+    if group.rule == "lr-bound":
+        zero = "exactly 0" if not group.zero_below else f"|grad| <= {number(group.zero_below)}"
+        text += (
+            f": |updated - reference| <= {number(group.k)} * lr, lr {number(group.lr)}, where the reference "
+            f"gradient is {zero} at every step (elsewhere elementwise)"
+        )
+    return f"{text}; parameters matching {bounded(', '.join(group.match))}"
 
 
 def _by_content(run: RunModel, role: str) -> bool:
@@ -130,7 +157,7 @@ def _plan_criteria(plan: Any) -> list[Declared]:
     out = [Declared("reference", "reference", plan.reference, "correctness")]
     for dtype, tol in sorted(plan.tolerances.items()):
         out.append(Declared(f"tolerance:{dtype}", f"{dtype} tolerance", _tolerance(tol), "correctness", dtype))
-        task = f"{tol.task.metric} {tol.task.op} {tol.task.threshold:g}" if tol.task is not None else "none"
+        task = f"{tol.task.metric} {tol.task.op} {number(tol.task.threshold)}" if tol.task is not None else "none"
         out.append(Declared(f"task:{dtype}", f"{dtype} task criterion", task, "correctness", dtype))
     rules = plan.compare
     for rule in rules.outputs if rules is not None else []:
@@ -140,10 +167,16 @@ def _plan_criteria(plan: Any) -> list[Declared]:
             Declared(
                 f"update:{group.group}",
                 f"update rule of {group.group}",
-                f"{group.rule}: {group.description}",
+                _update_rule(group),
                 "correctness",
             )
         )
+    # What the disposition is judged against (a run for another target, a hard requirement such
+    # as float64): a change moves the disposition without any cell's result changing.
+    target = plan.intended_target or "none declared"
+    out.append(Declared("intended_target", "intended target", bounded(target), "config"))
+    needs = ", ".join(sorted(plan.requirements)) or "none declared"
+    out.append(Declared("requirements", "hard requirements", bounded(needs), "config"))
     out += _config(plan)
     out += _workload_settings(plan)
     scope = plan.timing_scope
@@ -176,7 +209,7 @@ def _workload_settings(plan: Any) -> list[Declared]:
     gen = plan.generation
     if gen is not None:
         judged = (
-            f"{gen.decode_steps} greedy decode steps; top-{gen.top_k} overlap of at least {gen.min_top_k_overlap:g}"
+            f"{gen.decode_steps} greedy decode steps; top-{gen.top_k} overlap of at least {number(gen.min_top_k_overlap)}"
             " at every judged step"
         )
         request = (
