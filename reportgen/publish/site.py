@@ -405,6 +405,27 @@ def _entry(
     return None
 
 
+# The inputs a build left out, as its index names them: the first this many, each on one line
+# of at most this many characters (the command's own messages hold them in full).
+LEFT_OUT_SHOWN = 50
+LEFT_OUT_CHARS = 600
+
+
+def _under_roots(text: str, roots: list[Path]) -> str:
+    """A message with each local RUNS folder's full path written from the folder's own name, so
+    that a page names no path of the host that built it (and reads alike wherever it is built)."""
+    for root in roots:
+        for full in dict.fromkeys((os.path.abspath(root), str(root.resolve()))):
+            if full != os.sep:
+                text = text.replace(full + os.sep, f"{root.resolve().name or '.'}{os.sep}")
+    return text
+
+
+def _bounded_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= LEFT_OUT_CHARS else f"{line[:LEFT_OUT_CHARS]}... (cut; the command printed it in full)"
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or "no message"
     return f"{type(exc).__name__}: {text[:300]}".encode("utf-8", "backslashreplace").decode("utf-8")
@@ -963,6 +984,7 @@ def build_site(
             tuple(site_config.history.cases),
             campaigns,
             pages_elsewhere,
+            left_out=[_under_roots(text, local) for text in (*result.skipped, *result.rejected)],
         )
         result.written += written
         # A case the configuration pins that no run holds (a typo, a renamed cell) is said, as a
@@ -1150,6 +1172,7 @@ def _write_pages(
     watched: tuple[str, ...] = (),
     campaigns: list[CampaignPage] | None = None,
     pages_elsewhere: bool = False,
+    left_out: list[str] | None = None,
 ) -> tuple[list[Path], dict[str, str], list[str]]:
     """Workload pages whose inputs changed (``known``: each page's key at the last build; with
     ``pages_elsewhere`` an unchanged page is the published one) and the index; returns what
@@ -1178,7 +1201,9 @@ def _write_pages(
             out_dir,
         ):
             written.append(page)
-    index_written, index_pages = write_index(summaries, out_dir, assets, comparisons or [], campaigns or [])
+    index_written, index_pages = write_index(
+        summaries, out_dir, assets, comparisons or [], campaigns or [], left_out or []
+    )
     return written + index_written, keys, index_pages
 
 
@@ -1188,9 +1213,13 @@ def write_index(
     assets: Assets,
     comparisons: list[ComparisonLink],
     campaigns: list[CampaignPage] | None = None,
+    left_out: list[str] | None = None,
 ) -> tuple[list[Path], list[str]]:
     """index.html (totals and the newest rows), the row data its script reads, index.csv and
-    index.json; returns what was written and the index's file names."""
+    index.json; returns what was written and the index's file names. ``left_out``: the inputs
+    this build read and left out, each with why (the messages the command prints): the page
+    names them, so a run left out (an invalid log or annotations, a run id given twice) is not
+    missing without a word where the site is read."""
     written: list[Path] = []
     index = out_dir / "index.html"
     rows = _index_rows(summaries, FIRST_ROWS)
@@ -1224,6 +1253,8 @@ def write_index(
         comparisons=comparisons,
         campaigns=campaigns or [],
         grid=_version_grid(summaries),
+        left_out=[_bounded_line(text) for text in (left_out or [])[:LEFT_OUT_SHOWN]],
+        more_left_out=max(0, len(left_out or []) - LEFT_OUT_SHOWN),
     )
     if write_text(index, page, out_dir):
         written.append(index)

@@ -1,0 +1,61 @@
+"""A run a site build leaves out is named on the site's index, not only in the command's output:
+before, a run whose annotations.toml held a typo vanished from a published site (its page
+removed), and the index of a site left with no run read "No runs yet", with nothing to say why."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from tests.conftest import REPO
+
+RUN = "tiny-encoder-cpu-20261206T150111Z-1dd183"
+OTHER = "heat-solver-cpu-20261206T150437Z-d2f898"
+
+
+def _runs(tmp_path: Path) -> Path:
+    runs = tmp_path / "my runs"
+    for name in (RUN, OTHER):
+        shutil.copytree(REPO / "sample_runs" / name, runs / name)
+    return runs
+
+
+def _site(runs: Path, out: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["site", str(runs), "--out", str(out)])
+    return result.exit_code, (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_run_left_out_is_named_on_the_index_with_why(tmp_path: Path) -> None:
+    runs = _runs(tmp_path)
+    code, page = _site(runs, tmp_path / "site")
+    assert code == 0 and 'id="left-out"' not in page
+    (runs / RUN / "annotations.toml").write_text('[b1-l16-contiguous-float32-eager]\nexplanaton = "<b>x</b>"\n')
+    (runs / "broken").mkdir()
+    (runs / "broken" / "events.jsonl").write_text("{not json\n")
+    code, page = _site(runs, tmp_path / "site")
+    assert code == 1
+    assert not (tmp_path / "site" / "runs" / RUN).exists()
+    section = page[page.index('id="left-out"') : page.index("</section>", page.index('id="left-out"'))]
+    assert "Left out of this site: 2 inputs" in section
+    assert f"my runs/{RUN}/events.jsonl: skipped, a valid run log whose annotations are not valid" in section
+    assert "my runs/broken/events.jsonl: skipped, not a valid run log" in section
+    # The page names no path of the host that built it.
+    assert str(tmp_path) not in page and os.path.realpath(tmp_path) not in page
+    # Fixed, the run is back and the section goes.
+    (runs / RUN / "annotations.toml").unlink()
+    shutil.rmtree(runs / "broken")
+    code, page = _site(runs, tmp_path / "site")
+    assert code == 0 and 'id="left-out"' not in page and (tmp_path / "site" / "runs").is_dir()
+
+
+def test_the_index_of_a_site_with_every_run_left_out_says_why(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(REPO / "sample_runs" / RUN, runs / RUN)
+    (runs / RUN / "annotations.toml").write_text("[[explian]]\n")
+    code, page = _site(runs, tmp_path / "site")
+    assert code == 1
+    assert "No runs yet" in page and "Left out of this site: 1 input " in page
