@@ -656,7 +656,9 @@ not check out is ignored, with a warning, for a full build).
 Exit codes: 0 built, 1 some input was skipped or not a valid run log, or a declared comparison
 could not be built (the rest is built), 2 usage error (RUNS that hold no run log and nothing
 skipped either), an unusable site configuration, or an output folder (or standard output) that cannot be written (or leads outside itself through a
-symlink), 141 standard output's reader went away (`| head`): the site is built.
+symlink), 141 standard output's reader went away (`| head`): the site is built. Progress goes to
+stderr, one line per log read; a stderr that cannot be written stops the progress, not the
+build (`site RUNS 2>&1 | head` builds the site and exits 141).
 \b
 Publish: the folder is plain static files with relative links. Look at it with
   python -m http.server -d site 8000

@@ -230,3 +230,28 @@ def test_site_leaves_out_an_inspection_log_of_any_name_as_validate_does(tmp_path
     assert result.exit_code == 0, result.output
     notes = [line for line in result.stderr.splitlines() if "an inspection log" in line]
     assert len(notes) == 1 and "other.jsonl" in notes[0] and notes[0].endswith("; left out"), result.stderr
+
+
+@pytest.mark.parametrize("stderr", ["closed pipe", pytest.param("full disk", marks=needs_dev_full)])
+def test_a_site_whose_progress_cannot_be_written_is_built(tmp_path: Path, stderr: str) -> None:
+    """`reportgen site RUNS 2>&1 | head -3` exited 141 with no site: the progress line after the
+    reader went away stopped the build. The build goes on; its exit code says how it ended (141:
+    the summary line could not be written to the same closed pipe; 0 with only stderr full)."""
+    runs = tmp_path / "runs"
+    for run in (TINY, TINY_EARLIER):
+        shutil.copytree(run, runs / run.name)
+    out = tmp_path / "site"
+    args = [*REPORTGEN, "site", str(runs), "--out", str(out)]
+    if stderr == "full disk":
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(args, stderr=full, stdout=subprocess.PIPE, text=True, timeout=120)
+        assert done.returncode == 0 and "2 runs" in done.stdout
+    else:
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            done = subprocess.run(args, stdout=write, stderr=write, timeout=120)
+        finally:
+            os.close(write)
+        assert done.returncode == 141
+    assert len(list((out / "runs").iterdir())) == 2 and (out / "index.html").is_file()
