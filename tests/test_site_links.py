@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from tests.conftest import REPO
+
+SAMPLE = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183"
 
 
 class _Links(HTMLParser):
@@ -36,3 +45,27 @@ def test_every_in_page_link_of_the_sample_site_lands_on_one_element(sample_site:
         assert not dead, f"{page.relative_to(sample_site)}: {len(dead)} in-page link(s) lead nowhere: {dead[:5]}"
         links += len(parser.fragments)
     assert links > 500, "the sample site's pages link their cells"
+
+
+def _dead_links(page: str) -> tuple[list[str], list[str]]:
+    parser = _Links()
+    parser.feed(page)
+    ids = Counter(parser.ids)
+    return sorted({f for f in parser.fragments if f not in ids}), [i for i, n in ids.items() if n > 1]
+
+
+@pytest.mark.parametrize("lines", [12, 30])
+def test_an_untested_cell_s_links_land_on_its_matrix_cell(tmp_path: Path, lines: int) -> None:
+    """Before: the disposition's and the matrix's links to an untested cell (here: of a run that
+    stopped early) led nowhere, as no section gives such a cell an entry (33 dead links on the
+    page of this log's first 30 lines). Its matrix cell is now its element, and says why."""
+    kept = (SAMPLE / "events.jsonl").read_text(encoding="utf-8").splitlines()[:lines]
+    log = tmp_path / "events.jsonl"
+    log.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(log), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+    dead, twice = _dead_links(page)
+    assert dead == [] and twice == []
+    untested = re.search(r'<td id="([^"]+)"><span title="\1"><span class="status status-untested">', page)
+    assert untested is not None and f'href="#{untested.group(1)}"' in page

@@ -43,7 +43,7 @@ from reportgen.render.sections.disposition import (
 )
 from reportgen.render.sections.evidence import DETAIL_COLUMNS, detail_row, detail_rows, generated_at, provenance_rows
 from reportgen.render.sections.fallback_compile import compile_rows, fallback_rows
-from reportgen.render.sections.matrix import matrix_view, MatrixView
+from reportgen.render.sections.matrix import mark_targets, matrix_view, MatrixView
 from reportgen.render.sections.problems import (
     explanation_views,
     localized_passing,
@@ -186,7 +186,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
     inputs, inputs_total, inputs_note = input_rows(run)
     timing_scope = timed_scope_text(run)
     banner_title, banner = unstable_timing_text(judgement)
-    return ReportView(
+    view = ReportView(
         title=f"Migration report: {run.start.workload} on {scope.family}{_hardware(run)}"
         + (f" for {scope.intended_target}" if scope.intended_target else ""),
         run_id=run.start.run_id,
@@ -258,6 +258,15 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         operators=operator_rows(run),
         details=DETAILS_NAME,
     )
+    # The elements other sections give a cell (report.html.j2): a problem's entry, a timing row,
+    # a passing generation row; the matrix holds the rest.
+    mark_targets(
+        view.matrix,
+        {p.anchor for p in view.problems}
+        | {t.anchor for t in view.timings}
+        | {g.anchor for g in view.generation if g.status == "pass"},
+    )
+    return view
 
 
 __all__ = [

@@ -19,6 +19,9 @@ class StatusCell:
     anchor: str
     note: str = ""  # why an untested cell is untested, when the log says
     failing: str = ""  # what a failed cell failed on ("outputs", "updated parameters", ...)
+    # The matrix cell is the cell's place on the page (its anchor's element): no other section
+    # has an entry for it (an untested cell, a pass without a timing row), so links land here.
+    target: bool = False
 
 
 @dataclass
@@ -82,3 +85,12 @@ def _status_by_group(run: RunModel) -> list[dict[str, Any]]:
         {"group": f"{dtype} · {mode}", "counts": [(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER]}
         for (dtype, mode), counts in sorted(groups.items())
     ]
+
+
+def mark_targets(matrix: MatrixView, elsewhere: set[str]) -> None:
+    """Make each shown cell that no other section gives an element (``elsewhere``: the anchors
+    the page's other sections define) its own link target, so no link to it lands nowhere."""
+    for _, cells in matrix.rows:
+        for cell in cells:
+            if cell is not None and cell.anchor not in elsewhere:
+                cell.target = True
