@@ -26,13 +26,6 @@ import torch
 
 from collector.compare import compare
 
-REQUIRED = ("build_model", "make_inputs", "new_cache", "step", "pad_id")
-EXPECTED = {
-    "new_cache": "new_cache(model, batch, max_cache_len) -> cache",
-    "step": "step(model, input_ids, attention_mask, position_ids, cache, cache_position) -> logits (batch, tokens, vocabulary)",
-    "pad_id": "pad_id() -> int",
-}
-
 
 def policy_word(policy: str | None) -> str:
     """The policy's verb (reject, truncate, split), as the plan schema requires it to start."""

@@ -65,6 +65,30 @@ class Cell:
         return f"{key}-repeat" if self.repeat_of else key
 
 
+# The functions a workload module defines, with their signatures (collector/workload.py checks
+# them after importing the module; plan-check looks for them in its source, never running it).
+WORKLOAD_FUNCTIONS = {
+    "build_model": "build_model() -> torch.nn.Module",
+    "make_inputs": "make_inputs(batch, length, layout) -> dict[str, Tensor]",
+    "run_model": "run_model(model, inputs) -> dict[str, Tensor]",
+    "task_metric": "task_metric(outputs, reference, inputs) -> float",
+    "loss_fn": "loss_fn(outputs, inputs) -> Tensor",
+    "make_optimizer": "make_optimizer(params) -> torch.optim.Optimizer",
+    "new_cache": "new_cache(model, batch, max_cache_len) -> cache",
+    "step": "step(model, input_ids, attention_mask, position_ids, cache, cache_position) -> logits (batch, tokens, vocabulary)",
+    "pad_id": "pad_id() -> int",
+}
+
+
+def required_functions(generation: bool, training: bool) -> tuple[str, ...]:
+    """The functions a workload module must define for a plan of this kind (WORKLOAD_FUNCTIONS)."""
+    if generation:
+        return ("build_model", "make_inputs", "new_cache", "step", "pad_id")
+    return ("build_model", "make_inputs", "run_model") + (
+        ("loss_fn", "make_optimizer") if training else ("task_metric",)
+    )
+
+
 @dataclass
 class WorkloadPlan:
     path: Path

@@ -40,17 +40,8 @@ import torch
 
 from collector.eventlog import OutOfSpace, finite_or_none, is_out_of_space
 from collector.localimports import MAX_DEPTH, MAX_FILES, imports_digest, workload_imports
-from collector.plan import WorkloadPlan
+from collector.plan import WORKLOAD_FUNCTIONS, WorkloadPlan, required_functions
 
-REQUIRED = ("build_model", "make_inputs", "run_model")
-EXPECTED = {
-    "build_model": "build_model() -> torch.nn.Module",
-    "make_inputs": "make_inputs(batch, length, layout) -> dict[str, Tensor]",
-    "run_model": "run_model(model, inputs) -> dict[str, Tensor]",
-    "task_metric": "task_metric(outputs, reference, inputs) -> float",
-    "loss_fn": "loss_fn(outputs, inputs) -> Tensor",
-    "make_optimizer": "make_optimizer(params) -> torch.optim.Optimizer",
-}
 # A workload's WEIGHTS_ORIGIN: trained weights from a named source, made-up ones, or none at all.
 WEIGHTS_ORIGINS = ("pretrained", "synthetic", "none")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "float64": torch.float64}
@@ -154,16 +145,7 @@ def load_workload(
         raise WorkloadError(
             f"workload module {path}: raised on import{_where(exc, path)}: {_one_line(exc)}{_not_loaded(exc, path)}"
         ) from None
-    needed: tuple[str, ...]
-    if plan.generation:
-        from collector.generation import EXPECTED as GENERATION_EXPECTED, REQUIRED as GENERATION_REQUIRED
-
-        needed, expected_of = GENERATION_REQUIRED, {**EXPECTED, **GENERATION_EXPECTED}
-    else:
-        needed, expected_of = (
-            REQUIRED + (("loss_fn", "make_optimizer") if plan.training else ("task_metric",)),
-            EXPECTED,
-        )
+    needed = required_functions(bool(plan.generation), bool(plan.training))
     missing = [attr for attr in needed if not callable(getattr(module, attr, None))]
     origin = getattr(module, "WEIGHTS_ORIGIN", None)
     if origin is not None and origin not in WEIGHTS_ORIGINS:
@@ -173,7 +155,7 @@ def load_workload(
         )
     if missing:
         del sys.modules[name]
-        expected = "; ".join(expected_of[attr] for attr in missing)
+        expected = "; ".join(WORKLOAD_FUNCTIONS[attr] for attr in missing)
         raise WorkloadError(f"workload module {path} lacks {', '.join(missing)}; expected {expected}")
     config = (plan.generation or {}).get("config")
     if config:
@@ -408,7 +390,7 @@ def check_inputs(workload: ModuleType, inputs: Any) -> dict[str, torch.Tensor]:
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in inputs.items()
     ):
         raise TypeError(
-            f"make_inputs() in {workload.__file__} returned {_describe(inputs, True)}; expected {EXPECTED['make_inputs']}"
+            f"make_inputs() in {workload.__file__} returned {_describe(inputs, True)}; expected {WORKLOAD_FUNCTIONS['make_inputs']}"
         )
     return dict(inputs)
 
@@ -422,7 +404,7 @@ def check_outputs(workload: ModuleType, outputs: Any) -> dict[str, torch.Tensor]
         or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in outputs.items())
     ):
         raise WorkloadError(
-            f"workload module {workload.__file__}: run_model() returned {_describe(outputs, True)}; expected {EXPECTED['run_model']}"
+            f"workload module {workload.__file__}: run_model() returned {_describe(outputs, True)}; expected {WORKLOAD_FUNCTIONS['run_model']}"
         )
     return dict(outputs)
 
@@ -465,7 +447,8 @@ def task_metric(
         return finite_or_none(value)
     except (TypeError, ValueError, RuntimeError):  # a mapping, a string, a tensor of many elements
         raise TaskMetricError(
-            "TypeError", f"task_metric() returned {_describe(value)} {where}; expected {EXPECTED['task_metric']}"
+            "TypeError",
+            f"task_metric() returned {_describe(value)} {where}; expected {WORKLOAD_FUNCTIONS['task_metric']}",
         ) from None
 
 

@@ -96,10 +96,53 @@ def test_a_module_that_is_no_python_source_needs_a_revised_plan(tmp_path: Path) 
 
 
 def test_a_module_that_is_there_keeps_the_plan_compatible(tmp_path: Path) -> None:
-    """Reviewed where its module is (a laptop with the repository), the shipped plan stays as it was."""
-    (tmp_path / "w.py").write_text("def build_model():\n    pass\n", encoding="utf-8")
-    code, out = _plan_check(_plan(tmp_path, _module("w.py")))
-    assert "workload module" not in out and code == 0, out
+    """Reviewed where its module is (a laptop with the repository), the shipped plan stays as it
+    was: its functions bound as a module may bind them (a def, an import, an assignment, inside a
+    top-level if or try), or in ways no statement shows, which are not judged."""
+    bound = (
+        "from os.path import join as build_model\n"
+        "if True:\n    def make_inputs(b, l, layout):\n        pass\n"
+        "try:\n    import json as run_model\nexcept ImportError:\n    pass\n"
+        "task_metric = lambda outputs, reference, inputs: 1.0\n"
+    )
+    for source in (bound, "from somewhere import *\n", "globals()['build_model'] = print\n"):
+        (tmp_path / "w.py").write_text(source, encoding="utf-8")
+        code, out = _plan_check(_plan(tmp_path, _module("w.py")))
+        assert "workload module" not in out and code == 0, out
+
+
+@pytest.mark.parametrize(
+    "source,plan,missing",
+    [
+        ("", "tiny_encoder.toml", "build_model, make_inputs, run_model, task_metric"),
+        (
+            "def build_model():\n    pass\nmake_inputs: object\n",
+            "tiny_encoder.toml",
+            "make_inputs, run_model, task_metric",
+        ),
+        (
+            "def build_model():\n    def run_model():\n        pass\n",
+            "tiny_classifier.toml",
+            "make_inputs, run_model, loss_fn, make_optimizer",
+        ),
+        ("def build_model():\n    pass\ndef make_inputs():\n    pass\n", "decoder_lm.toml", "new_cache, step, pad_id"),
+    ],
+    ids=["empty", "annotated-only", "nested", "generation"],
+)
+def test_a_module_that_lacks_a_function_needs_a_revised_plan(
+    tmp_path: Path, source: str, plan: str, missing: str
+) -> None:
+    """Before: a module that defines none of the functions the plan's kind needs (an empty file)
+    read 'Compatible as specified', exit 0; the collector refused it ('lacks ...', exit 2). Its
+    source is read, never run: the names no top-level statement binds are named, exit 3."""
+    (tmp_path / "w.py").write_text(source, encoding="utf-8")
+    path = _plan(tmp_path, _module("w.py"), source=plan)
+    code, out = _plan_check(path)
+    assert code == 3, out
+    assert f"[REVISE] the workload module {tmp_path / 'w.py'} does not define {missing}" in out
+    if not source:  # the collector agrees, naming the same functions
+        done = _collector(path, tmp_path / "runs")
+        assert done.returncode == 2 and f"lacks {missing}" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("module", ["", ".", "..", "models/"], ids=["empty", "dot", "dot-dot", "trailing-slash"])

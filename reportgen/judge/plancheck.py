@@ -34,11 +34,13 @@ from collector.visible import visible
 from collector.plan import (
     DEFAULT_FP32_TOLERANCE,
     MAX_PLANNED_CELLS,
+    WORKLOAD_FUNCTIONS,
     WorkloadPlan,
     missing_criteria,
     module_missing,
     plan_from_data,
     read_plan_file,
+    required_functions,
 )
 from reportgen.contract.inspection import InspectionError, InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
@@ -892,14 +894,16 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
         raise InspectionError(
             f"{inspection.path}: inspects the workload {inspection.start.workload!r}, not this plan's {plan.name!r}"
         )
-    module = _module_finding(plan.module_path, planschema.key_lines(text).get("workload.module"))
+    needed = required_functions(bool(plan.generation), bool(plan.training))
+    module = _module_finding(plan.module_path, planschema.key_lines(text).get("workload.module"), needed)
     return _review(str(path), raw, plan, target, inspection, text, [module] if module else [])
 
 
-def _module_finding(module: Path, line: int | None) -> Finding | None:
+def _module_finding(module: Path, line: int | None, needed: tuple[str, ...] = ()) -> Finding | None:
     """The workload module as the collector finds it before anything runs: a file there, whose
-    source compiles (read, never run). Else the collector refuses the plan (exit 2), and a
-    review here says so: reviewed where the module is, as a plan is on the host that runs it."""
+    source compiles and defines the functions the plan's kind needs (``needed``; read, never
+    run). Else the collector refuses the plan (exit 2), and a review here says so: reviewed where
+    the module is, as a plan is on the host that runs it."""
     what = module_missing(module)
     if what is not None:
         title = f"the workload module {module} {what} here"
@@ -913,9 +917,78 @@ def _module_finding(module: Path, line: int | None) -> Finding | None:
             f"(compiled here by {here}; a collector on another Python may read syntax this one does not)."
         )
         first = "Point workload.module at the workload's Python file, or fix the file, or review the plan with the Python that will run it."
+    elif missing := module_lacks(module, needed):
+        title = f"the workload module {module} does not define {', '.join(missing)}"
+        detail = (
+            f"The collector imports the module and refuses the plan without these functions (exit 2): "
+            f"{'; '.join(WORKLOAD_FUNCTIONS[name] for name in missing)}. Read from the module's source, "
+            "never run: no top-level statement binds these names."
+        )
+        first = 'Define these functions in the workload module (collector/README.md, "Writing a workload"), or point workload.module at the workload\'s file.'
     else:
         return None
     return Finding("module-missing", "revise", title, detail, first, "", "plan", key="workload.module", line=line)
+
+
+# A module source holding any of these may bind names no statement shows (a star import, a
+# module __getattr__, writes through globals(), exec): it is not judged by its statements.
+_DYNAMIC_NAMES = ("globals", "exec", "setattr", "__getattr__", "vars", "__dict__", "sys.modules", "import *")
+
+
+def module_lacks(module: Path, needed: tuple[str, ...]) -> list[str]:
+    """The names of ``needed`` that no top-level statement of the module's source binds (a def,
+    a class, an assignment, an import, also inside a top-level if, try, with or loop). Empty
+    when every one is bound, or when the source cannot tell: unreadable, past MAX_MODULE_BYTES,
+    not parsed, or binding names in ways no statement shows (_DYNAMIC_NAMES)."""
+    try:
+        if module.stat().st_size > MAX_MODULE_BYTES:
+            return []
+        source = module.read_bytes()
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    if any(word.encode() in source for word in _DYNAMIC_NAMES):
+        return []
+    bound: set[str] = set()
+
+    def names(target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            bound.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                names(element.value if isinstance(element, ast.Starred) else element)
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    names(target)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and (
+                not isinstance(node, ast.AnnAssign) or node.value is not None
+            ):
+                names(node.target)
+            elif isinstance(node, ast.Import):
+                bound.update(a.asname or a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                bound.update(a.asname or a.name for a in node.names)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                names(node.target)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        names(item.optional_vars)
+            for field_name in ("body", "orelse", "finalbody"):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    visit(getattr(node, field_name, []) or [])
+            for handler in getattr(node, "handlers", []) or []:
+                visit(handler.body)
+            for case in getattr(node, "cases", []) or []:
+                visit(case.body)
+
+    visit(tree.body)
+    return [name for name in needed if name not in bound]
 
 
 def module_source_problem(module: Path) -> str | None:
