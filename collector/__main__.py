@@ -251,7 +251,27 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     previous = interrupt.install_early()  # torch's import can take half a minute on a loaded host
     try:
-        return _main(sys.argv[1:] if argv is None else argv)
+        return _answered(sys.argv[1:] if argv is None else argv)
+    finally:
+        interrupt.restore(previous)
+
+
+def _answered(argv: list[str]) -> int:
+    """The command's exit code, where standard output that cannot be written ends it alike
+    wherever it fails, --help's text included (argparse prints it and exits; its flush at exit
+    failed with Python's own message and exit 120)."""
+    try:
+        try:
+            return _main(argv)
+        except SystemExit:  # argparse's --help or usage: what it printed is flushed here
+            if sys.stdout is not None:
+                try:
+                    sys.stdout.flush()
+                except BrokenPipeError:
+                    raise
+                except OSError as exc:
+                    raise _StdoutFailed(exc) from None
+            raise
     except DescriptorError as exc:  # a plugin backend's adapter, loaded with the adapter table
         _tell(f"collector: backend descriptor: {exc}")
         return 2
@@ -263,8 +283,6 @@ def main(argv: list[str] | None = None) -> int:
         _stdout_to_devnull()
         _tell(f"collector: cannot write to standard output: {exc}")
         return OUT_OF_SPACE
-    finally:
-        interrupt.restore(previous)
 
 
 def _main(argv: list[str]) -> int:
@@ -274,7 +292,16 @@ def _main(argv: list[str]) -> int:
         return inspect_main(argv[1:])
     # `run` names the default command (`run --help` printed its help, and then `run --workload
     # ...` was refused as an unrecognised argument).
-    args = parse_args(argv[1:] if argv[:1] == ["run"] else argv)
+    argv = argv[1:] if argv[:1] == ["run"] else argv
+    if argv[:1] and not argv[0].startswith("-"):  # argparse named the missing --workload, not this word
+        word = argv[0]
+        hint = f"; did you mean --workload {word}?" if word.endswith(".toml") else ""
+        _tell(
+            f"collector: {word!r} is no command or option (the commands: run, the default, and inspect){hint} "
+            "(see python -m collector --help)"
+        )
+        return 2
+    args = parse_args(argv)
     from collector.plan import PlanError, load_plan
 
     try:

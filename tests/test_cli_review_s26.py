@@ -112,6 +112,34 @@ def test_collector_list_on_a_full_disk_is_one_line() -> None:
     assert done.stderr == "collector: cannot write to standard output: No space left on device\n"
 
 
+@needs_dev_full
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["inspect", "--help"]], ids=" ".join)
+def test_collector_help_on_a_full_disk_is_one_line(args: list[str]) -> None:
+    """Before: Python's own two lines ('Exception ignored in: <_io.TextIOWrapper ...>') and exit
+    120, as argparse prints the help and exits before its flush fails (buffered stdout)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "collector", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+    assert done.returncode == 4
+    assert done.stderr == "collector: cannot write to standard output: No space left on device\n"
+
+
+@pytest.mark.parametrize("word", ["bogus", "plan.toml"])
+def test_a_word_the_collector_does_not_know_is_named(word: str) -> None:
+    """Before: 'the following arguments are required: --workload', the word given never named."""
+    done = _run([sys.executable, "-m", "collector", word], subprocess.PIPE)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"collector: {word!r} is no command or option")
+    assert ("did you mean --workload plan.toml?" in done.stderr) == (word == "plan.toml")
+
+
 @pytest.mark.parametrize(
     "command", ["validate", "report", "annotate", "site", "diff", "compare", "publish", "manifest", "plan-check"]
 )
