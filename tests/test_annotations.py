@@ -514,3 +514,30 @@ def test_a_printed_command_never_reads_a_path_as_an_option(tmp_path: Path, monke
     refused = CliRunner().invoke(main, ["annotate", "./-x/run/events.jsonl"])
     assert refused.exit_code == 3 and "--out ./-x/run/annotations.new.toml" in refused.output, refused.output
     assert log.is_file()
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        (
+            '[b1-l16]\nexplanaton = "x"\n',
+            "a.toml:1: [b1-l16] explanaton: unknown key; did you mean 'explanation'?",
+        ),
+        (
+            '[[explian]]\ncases = ["b1-l16"]\nexplanation = "x"\n',
+            "a.toml:1: [[explian]] is no entry: a pattern entry is written [[explain]], one cell's [CASE]; did you mean [[explain]]?",
+        ),
+        (
+            '\n[b1-l16]\nexplanation = "x"\nverdict = "accepted"\n',
+            "a.toml:2: [b1-l16] verdict 'accepted' needs a reason",
+        ),
+    ],
+    ids=["misspelt-required-key", "misspelt-entry-header", "check-without-prefix"],
+)
+def test_a_misspelt_key_or_header_is_named_with_the_one_meant(text: str, message: str) -> None:
+    """Before: 'explanation: Field required' (the misspelt key never named), '[explian] must be a
+    table with an explanation' (no line, no suggestion), and 'Value error, verdict ...' (the
+    validation library's prefix)."""
+    with pytest.raises(AnnotationError) as caught:
+        parse_annotations(text, "a.toml")
+    assert str(caught.value) == message

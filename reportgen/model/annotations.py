@@ -213,10 +213,14 @@ def _validated(pattern: bool, table: Any, where: str, label: str, what: str) -> 
     try:
         return (PatternEntry if pattern else VerdictEntry).model_validate(table)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
+        errors = exc.errors(include_url=False)
+        # A misspelt key first: its 'did you mean' explains the required key it leaves missing.
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         # A key is text from the file: shown (a newline or an escape as <U+...>) and cut.
         field = visible(".".join(str(p) for p in first["loc"]), keep="")[:SHOWN_CHARS]
         said = first["msg"]
+        if first["type"] == "value_error":  # the check's own words, without pydantic's prefix
+            said = said.removeprefix("Value error, ")
         if first["type"] == "extra_forbidden":  # in this tool's words, with the key meant
             keys = (PatternEntry if pattern else VerdictEntry).model_json_schema().get("properties", {})
             key = str(first["loc"][-1])
@@ -251,6 +255,16 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
                 selectors = tuple((name, tuple(getattr(entry, name))) for name in SELECTORS if getattr(entry, name))
                 result.add(line, label, selectors, entry)
             continue
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            # [[name]]: an array of tables under another name than [[explain]] (a misspelling)
+            numbers = lines.get(("[[", key), [])
+            where = f"{path}:{numbers[0]}" if numbers else path
+            close = difflib.get_close_matches(key, [PATTERN_KEY], n=1) if len(key) <= SHOWN_CHARS else []
+            hint = f"; did you mean [[{PATTERN_KEY}]]?" if close else ""
+            raise AnnotationError(
+                f"{where}: [[{visible(key, keep='')[:SHOWN_CHARS]}]] is no entry: a pattern entry is written "
+                f"[[{PATTERN_KEY}]], one cell's [CASE]{hint}"
+            )
         numbers = lines.get(("[", key), [])
         line = numbers[0] if len(numbers) == 1 else None
         where = f"{path}:{line}" if line is not None else path
