@@ -92,7 +92,9 @@ def test_other_tensors_for_a_shared_shape_are_still_named(runs: dict[str, Path])
     data = _diff(runs["full"], runs["other"])
     criteria, code = _named(data)
     assert "inputs" in criteria, criteria
-    assert "inputs (by content sha256)" in code and "reference outputs (by content sha256)" in code, code
+    # Named shape by shape, with the shape's two hashes.
+    shape = "of input shape b1-l4-contiguous (by content sha256)"
+    assert f"inputs {shape}" in code and f"reference outputs {shape}" in code, code
     assert B1 in data["changed_values"], data["changed_values"]
 
 
