@@ -420,8 +420,11 @@ LOG is an events.jsonl file or the run folder that holds it.
 --out holds one report: the files of an earlier report there that this one does not write
 (report.html, report.md, report-summary.md, details.csv, and the assets/ files this tool
 names, unless another page there links them) are removed, each listed, so no other run's
-files stay beside it. Only regular files by those names are removed; any other file in --out
-is left alone, and a link is never followed or removed.
+files stay beside it. A report records what it wrote in --out/.reportgen-report.json; a file
+by one of those names is removed only where that record holds it, unchanged since (a file of
+your own named report.md, or a report you edited, is listed as left, never removed). Only
+regular files are removed; any other file in --out is left alone, and a link is never
+followed or removed. --single-file writes report.html alone (no record).
 
 \b
 Exit codes:
@@ -541,6 +544,8 @@ def report(
         echo(f"wrote {shown(path)}")
     for path in result.removed:
         echo(f"removed {shown(path)} (an earlier report's, not written this time)")
+    for path in result.left:
+        echo(f"left {shown(path)}: not written this time, and no record says an earlier report here wrote it as it is")
     sys.exit(result.exit_code)
 
 

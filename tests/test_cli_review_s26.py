@@ -7,6 +7,7 @@ sample_inspections/), read as they are; nothing here is measured.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
+from reportgen.render.report import RECORD_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_runs"
@@ -173,6 +175,36 @@ def test_report_into_a_used_folder_removes_the_earlier_reports_files(tmp_path: P
     single = runner.invoke(main, ["report", str(HEAT), "--out", str(out), "--single-file"])
     assert single.exit_code == 0, single.output
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "report-summary.md", "report.html"]
+
+
+def test_a_file_by_a_report_s_name_that_no_report_wrote_here_stays(tmp_path: Path) -> None:
+    """Before: a user's own report.md in --out was removed ('an earlier report's') by a report
+    that wrote no Markdown, as the removal went by name alone. A file is removed only where the
+    earlier report's record holds it as it is; the others are named and left."""
+    out = tmp_path / "mydocs"
+    out.mkdir()
+    (out / "report.md").write_text("# my notes\n", encoding="utf-8")
+    runner = CliRunner()
+    done = runner.invoke(main, ["report", str(TINY), "--out", str(out), "--format", "html"])
+    assert done.exit_code == 0, done.output
+    assert (out / "report.md").read_text(encoding="utf-8") == "# my notes\n"
+    assert f"left {out / 'report.md'}: not written this time" in done.output
+    # A report's own file, edited since, stays too; one left as written goes.
+    assert runner.invoke(main, ["report", str(TINY), "--out", str(out), "--format", "md"]).exit_code == 0
+    done = runner.invoke(main, ["report", str(TINY), "--out", str(out), "--format", "html"])
+    assert not (out / "report.md").exists() and f"removed {out / 'report.md'}" in done.output
+    assert runner.invoke(main, ["report", str(TINY), "--out", str(out), "--format", "md"]).exit_code == 0
+    edited = (out / "report.md").read_text(encoding="utf-8") + "my remark\n"
+    (out / "report.md").write_text(edited, encoding="utf-8")
+    done = runner.invoke(main, ["report", str(TINY), "--out", str(out), "--format", "html"])
+    assert (out / "report.md").read_text(encoding="utf-8") == edited and "left" in done.output
+    # A record that is a link, or names a file by another content, removes nothing.
+    (out / RECORD_NAME).unlink()
+    os.symlink(tmp_path / "elsewhere.json", out / RECORD_NAME)
+    (out / "report.md").write_text("# mine again\n", encoding="utf-8")
+    (tmp_path / "elsewhere.json").write_text(json.dumps({"files": {"report.md": "0" * 64}}), encoding="utf-8")
+    assert runner.invoke(main, ["report", str(TINY), "--out", str(out), "--format", "html"]).exit_code == 0
+    assert (out / "report.md").read_text(encoding="utf-8") == "# mine again\n"
 
 
 def test_stale_assets_behind_a_link_or_linked_by_another_page_stay(tmp_path: Path) -> None:

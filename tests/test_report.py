@@ -222,7 +222,11 @@ def test_cli_exit_codes(tmp_path: Path) -> None:
     assert not (tmp_path / "c").exists()
     assert runner.invoke(main, ["report", fallback, "--out", str(tmp_path / "d"), "--format", "pdf"]).exit_code == 2
     md_only = runner.invoke(main, ["report", fallback, "--out", str(tmp_path / "e"), "--format", "md"])
-    assert md_only.exit_code == 0 and sorted(p.name for p in (tmp_path / "e").iterdir()) == ["details.csv", "report.md"]
+    assert md_only.exit_code == 0 and sorted(p.name for p in (tmp_path / "e").iterdir()) == [
+        ".reportgen-report.json",
+        "details.csv",
+        "report.md",
+    ]
 
 
 def test_not_measured_is_never_zero(tmp_path: Path) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
+import json
 import os
 import re
 import stat
@@ -80,6 +82,9 @@ class ReportResult:
     written: list[Path] = field(default_factory=list)
     exit_code: int = EXIT_OK
     removed: list[Path] = field(default_factory=list)  # an earlier report's files this one does not write
+    # Files by a report's names this one does not write and did not remove: no record says an
+    # earlier report here wrote them as they are (a user's own report.md, or one edited since).
+    left: list[Path] = field(default_factory=list)
 
 
 def read_judged(
@@ -311,16 +316,89 @@ _ASSET_NAME = re.compile(
 )
 
 
-def remove_stale(out_dir: Path, kept: set[str]) -> list[Path]:
+# Beside a report, what it wrote: each of REPORT_FILES it wrote with its sha256. A later report
+# into the same folder removes a file it does not write only where this record says an earlier
+# report wrote it, byte for byte as it is now: a user's own report.md there is never removed.
+RECORD_NAME = ".reportgen-report.json"
+RECORD_MAX_BYTES = 64 * 1024
+
+
+def _sha256(path: Path) -> str | None:
+    """The sha256 of a regular file (a link or anything else: None)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        digest = hashlib.sha256()
+        try:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+        except OSError:
+            return None
+        return digest.hexdigest()
+
+
+def _recorded(out_dir: Path) -> dict[str, str]:
+    """The earlier report's record in out_dir ({} when there is none, or it is no regular file
+    of at most RECORD_MAX_BYTES holding such a record: a link is not followed)."""
+    try:
+        fd = os.open(out_dir / RECORD_NAME, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return {}
+    try:
+        with os.fdopen(fd, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                return {}
+            raw = stream.read(RECORD_MAX_BYTES + 1)
+            if len(raw) > RECORD_MAX_BYTES:
+                return {}
+            data = json.loads(raw)
+    except (OSError, ValueError, RecursionError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return {}
+    return {k: v for k, v in files.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def remove_stale(out_dir: Path, kept: set[str], record: bool = True) -> tuple[list[Path], list[Path]]:
     """Remove the files of an earlier report in out_dir that are not in ``kept`` (names relative
-    to out_dir): report.html, report.md, report-summary.md, details.csv and the assets/ files
-    write_assets names, nothing else. Only regular files are removed; a link is never followed
-    (assets/ itself included) and never removed. An asset another page in out_dir still links
-    (a compare.html written there) stays. Returns what was removed."""
+    to out_dir): report.html, report.md, report-summary.md and details.csv where the earlier
+    report's record (RECORD_NAME) holds them as they are, and the assets/ files write_assets
+    names (named by their content), nothing else. Only regular files are removed; a link is
+    never followed (assets/ itself included) and never removed. An asset another page in out_dir
+    still links (a compare.html written there) stays. Then (with ``record``) records what this
+    report wrote; a single-file report writes nothing beside its page (an earlier record goes),
+    so a later report leaves that page where it finds it.
+    Returns what was removed, and the files by a report's name it left (no record of them)."""
     removed: list[Path] = []
+    left: list[Path] = []
+    earlier = _recorded(out_dir)
     for name in REPORT_FILES:
-        if name not in kept and _remove_file(out_dir / name):
+        if name in kept or not os.path.lexists(out_dir / name):
+            continue
+        if (
+            earlier.get(name) is not None
+            and earlier.get(name) == _sha256(out_dir / name)
+            and _remove_file(out_dir / name)
+        ):
             removed.append(out_dir / name)
+        else:
+            left.append(out_dir / name)
+    if record:
+        files = {name: sha for name in REPORT_FILES if name in kept and (sha := _sha256(out_dir / name))}
+        text = json.dumps({"files": files}, indent=1, sort_keys=True) + "\n"
+        write_inside(out_dir, out_dir / RECORD_NAME, text.encode())
+    else:  # the earlier record names files this page replaced or removed: it goes with them
+        _remove_file(out_dir / RECORD_NAME)
+    return removed + _remove_stale_assets(out_dir, kept), left
+
+
+def _remove_stale_assets(out_dir: Path, kept: set[str]) -> list[Path]:
+    removed: list[Path] = []
     folder = out_dir / ASSETS_FOLDER
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
@@ -505,6 +583,6 @@ def build_report(
             kept = {path.name for path, _ in pages}
         else:
             written, kept = _write_report(judged, out_dir, formats)
-    removed = remove_stale(out_dir, kept)
+    removed, left = remove_stale(out_dir, kept, record=not single_file)
     refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]
-    return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK, removed)
+    return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK, removed, left)
