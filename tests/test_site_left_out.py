@@ -59,3 +59,20 @@ def test_the_index_of_a_site_with_every_run_left_out_says_why(tmp_path: Path) ->
     code, page = _site(runs, tmp_path / "site")
     assert code == 1
     assert "No runs yet" in page and "Left out of this site: 1 input " in page
+
+
+def test_a_site_built_inside_a_runs_folder_is_not_read_as_runs(tmp_path: Path) -> None:
+    """Before: a site written into a folder of runs (from a log named directly, which the
+    output check allows) held copies of its logs, which the next build of that folder read as
+    runs: 'run id ... is also in .../othersite/runs/...', the copy taken. A folder holding a
+    site's state file is left out, named, by site and by validate alike."""
+    runs = _runs(tmp_path)
+    first = CliRunner().invoke(main, ["site", str(runs / RUN / "events.jsonl"), "--out", str(runs / "othersite")])
+    assert first.exit_code == 0, first.output
+    code, page = _site(runs, tmp_path / "site")
+    assert code == 1
+    assert "my runs/othersite: skipped: a site reportgen built (it holds .reportgen-state.json)" in page
+    assert sorted(p.name for p in (tmp_path / "site" / "runs").iterdir()) and "is also in" not in page
+    result = CliRunner().invoke(main, ["validate", str(runs)])
+    assert result.exit_code == 1 and "othersite: skipped: a site reportgen built" in result.output
+    assert result.output.count(": valid, complete") == 2

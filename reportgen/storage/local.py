@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator, NamedTuple
 
 from collector.visible import visible
+from reportgen.storage import SITE_STATE_NAME
 
 DEFAULT_MAX_LOG_BYTES = 1 << 30  # 1 GiB: far above any real run (200,000 events is ~100 MB)
 MAX_SIDE_FILE_BYTES = 16 << 20  # annotations and the site's state file
@@ -446,6 +447,13 @@ def _walk(
             continue
         visited.add((st.st_dev, st.st_ino))
         found.watched.append((os.path.abspath(folder), signature(st)))
+        if any(entry.name == SITE_STATE_NAME for entry in entries):
+            # A site reportgen built: its runs/ hold copies of logs, which would be read as runs
+            # beside their originals (a run id given twice, the copy taken instead).
+            found.skipped.append(
+                Skipped(folder, f"a site reportgen built (it holds {SITE_STATE_NAME}): its logs are copies, not read")
+            )
+            continue
         notes_listed = any(entry.name == ANNOTATIONS_NAME for entry in entries)
         subfolders = []
         for entry in entries:
