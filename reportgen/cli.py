@@ -1262,6 +1262,14 @@ def plan_check(
             err=True,
         )
         sys.exit(2)
+    if write_revised is not None and not write_revised.absolute().parent.is_dir():
+        # Said before the review, not after it is printed (the file is written last).
+        echo(
+            f"reportgen plan-check: --write-revised {shown(write_revised)}: its folder "
+            f"{shown(write_revised.absolute().parent)} does not exist: make it first, or name a file in another",
+            err=True,
+        )
+        sys.exit(2)
     try:
         inspected = read_inspection(inspection) if inspection is not None else None
     except InspectionError as exc:

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from collector.plan import PlanError, load_plan
 from reportgen.cli import main
 from reportgen.judge.plancheck import (
+    plan_toml,
     LISTED,
     _map_lengths,
     bucket_for,
@@ -168,8 +169,12 @@ def test_a_revised_plan_that_cannot_be_written_is_one_line(tmp_path: Path) -> No
     args = ["plan-check", str(PLANS / "scenario_a.toml"), "--target", "neuron", "--write-revised", str(out)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2 and not isinstance(result.exception, OSError), result.output
-    assert result.stderr.splitlines() == [f"reportgen plan-check: cannot write {out}: No such file or directory"]
-    assert not out.parent.exists()
+    # Said before the review (before, after it was printed whole: 'cannot write ...: No such file').
+    assert result.stderr.splitlines() == [
+        f"reportgen plan-check: --write-revised {out}: its folder {out.parent} does not exist: "
+        "make it first, or name a file in another"
+    ]
+    assert result.stdout == "" and not out.parent.exists()
 
 
 @pytest.mark.slow
@@ -451,3 +456,24 @@ def test_a_warm_series_too_short_for_the_stability_checks_is_noted_at_its_line(
         line = next(i for i, row in enumerate(plan.read_text().splitlines(), 1) if row.startswith("warm_repetitions"))
         assert found[0].severity == "note" and found[0].line == line and found[0].key == "timing.warm_repetitions"
         assert f"{reps} sample(s)" in found[0].detail and "at least 10" in found[0].first
+
+
+def test_a_revised_plan_reads_as_a_person_writes_one(tmp_path: Path) -> None:
+    """Before: every array one item a line (tomli_w's way): the 16-line Scenario A draft came back
+    as 69 lines, `shapes` alone 13. Short arrays are on one line; the data is the same."""
+    out = tmp_path / "revised.toml"
+    args = ["plan-check", str(PLANS / "scenario_a.toml"), "--target", "neuron", "--write-revised", str(out)]
+    assert CliRunner().invoke(main, args).exit_code == 3
+    text = out.read_text(encoding="utf-8")
+    assert "shapes = [[1, 128], [1, 256], [1, 512]]\n" in text and "buckets = [128, 256, 512]\n" in text
+    assert len(text.splitlines()) < 45
+    assert all(len(line) <= 100 or line.startswith("#") or line.endswith('"') for line in text.splitlines())
+
+
+def test_plan_toml_writes_long_arrays_one_item_a_line_and_keeps_the_data() -> None:
+    data: dict[str, Any] = {
+        "a": {"long": [f"item number {i}" for i in range(20)], "odd": ["]", "[", "a,\nb", ", ]"], "n": [[1, 2], [3]]}
+    }
+    text = plan_toml(data)
+    assert tomllib.loads(text) == data
+    assert 'long = [\n    "item number 0",\n' in text and "n = [[1, 2], [3]]" in text

@@ -20,6 +20,8 @@ import bisect
 import copy
 import json
 import os
+import re
+import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, overload
@@ -1406,7 +1408,37 @@ def write_revised(review: PlanReview, original: Path, out: Path) -> None:
         "# test plan' and the collector refuses to run this plan.\n"
         f"# Comments of {name} (the owner's reasons for its values) are not carried over: read them there.\n"
     )
-    replace_file(out, (header + tomli_w.dumps(revised)).encode("utf-8"))
+    replace_file(out, (header + plan_toml(revised)).encode("utf-8"))
+
+
+# An array of plain values written on one line where it fits in this many characters.
+INLINE_WIDTH = 100
+# A multi-line array whose items are one line each, none opening another multi-line array.
+_MULTILINE_ARRAY = re.compile(r"\[\n((?:[ ]+(?![ \]])[^\n]*[^\[\n],\n)+)[ ]*\]")
+
+
+def plan_toml(data: dict[str, Any]) -> str:
+    """``data`` as TOML, as a person writes a plan: short arrays on one line (tomli_w writes
+    every array one item a line: a 16-line plan came back as 69 lines). The text is read back
+    and must hold the same data, else tomli_w's own text is returned."""
+    full = tomli_w.dumps(data)
+    text = short = full
+
+    def inline(match: re.Match[str]) -> str:
+        items = [line.strip().removesuffix(",") for line in match.group(1).splitlines()]
+        joined = "[" + ", ".join(items) + "]"
+        start = text.rfind("\n", 0, match.start()) + 1
+        return joined if match.start() - start + len(joined) <= INLINE_WIDTH else match.group(0)
+
+    while True:  # innermost first: an array of arrays fits once its arrays do
+        text = short
+        short = _MULTILINE_ARRAY.sub(inline, text)
+        if short == text:
+            break
+    try:
+        return short if tomllib.loads(short) == tomllib.loads(full) else full
+    except tomllib.TOMLDecodeError:
+        return full
 
 
 def format_text(review: PlanReview) -> str:
