@@ -147,3 +147,18 @@ def test_a_changed_backend_setting_is_named_among_the_host_changes(tmp_path: Pat
 
     diff = _diff(*_pair(tmp_path, pin, fail_before=False))
     assert ("backend setting TORCHINDUCTOR_FREEZING", "not recorded", "1 (set by collector)") in diff.host
+
+
+def test_replicates_that_read_a_host_fact_differently_name_each_value() -> None:
+    """Before: three replicates' readings, named together, passed 160 characters and read as
+    '220 characters, sha256 ...' before the verdict. Each value is named with its runs."""
+    from reportgen.judge.changes import MOST_READINGS, side_host
+
+    key = "load average (1 minute) around the warm loops"
+    hosts = [(f"tiny-encoder-cpu-2026120{i}T150111Z-1dd18{i}", {key: f"0.{i}0 to 0.{i}5"}) for i in range(3)]
+    merged = side_host(hosts)[key]
+    assert "sha256" not in merged
+    for run_id, host in hosts:
+        assert f"{host[key]} ({run_id})" in merged
+    many = [(f"run-{i:02d}", {key: f"{i}.00 to {i}.50"}) for i in range(MOST_READINGS + 3)]
+    assert side_host(many)[key].endswith("; and 3 more values")

@@ -66,6 +66,7 @@ NO_READS = (
     "no workload_reads event: a collector before 0.11.0 writes none, nor a run that ended before its inputs were made"
 )
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
+MOST_READINGS = 10  # a side's replicates that read a host fact differently: the values named, at most
 Change = tuple[str, str, str]  # (what, before, after)
 REFERENCE_OUTPUTS = "reference outputs"  # the saved reference outputs, as run_hashes keys them
 OF_SHAPE = " of input shape "  # run_hashes' key of one input shape's hash: '<role> of input shape <key>'
@@ -634,10 +635,10 @@ def side_host(hosts: Sequence[tuple[str, Mapping[str, str]]]) -> dict[str, str]:
     for key in sorted({k for _, host in hosts for k in host if _is_reading(k)}):
         given = [(run_id, host.get(key, NOT_RECORDED)) for run_id, host in hosts]
         values = sorted({value for _, value in given})  # in one order, whichever run came first
-        if len(values) > 1:
-            merged[key] = bounded(
-                "; ".join(f"{value} ({', '.join(sorted(r for r, v in given if v == value))})" for value in values)
-            )
+        if len(values) > 1:  # each value is named (bounded), not one digest of them all
+            parts = [bounded(f"{value} ({', '.join(sorted(r for r, v in given if v == value))})") for value in values]
+            more = f"; and {len(parts) - MOST_READINGS} more values" if len(parts) > MOST_READINGS else ""
+            merged[key] = "; ".join(parts[:MOST_READINGS]) + more
     return merged
 
 
