@@ -105,7 +105,16 @@ def test_a_module_that_is_there_keeps_the_plan_compatible(tmp_path: Path) -> Non
         "try:\n    import json as run_model\nexcept ImportError:\n    pass\n"
         "task_metric = lambda outputs, reference, inputs: 1.0\n"
     )
-    for source in (bound, "from somewhere import *\n", "globals()['build_model'] = print\n"):
+    walrus = "if (build_model := (lambda: 1)):\n    pass\nfrom os import path as make_inputs, sep as run_model\ntask_metric = max\n"
+    for source in (
+        bound,
+        walrus,
+        "from somewhere import *\n",
+        "from somewhere import  *\n",
+        "globals()['build_model'] = print\n",
+        "import sys\nsys.modules[__name__].__dict__['build_model'] = print\n",
+        "def __getattr__(name):\n    return print\n",
+    ):
         (tmp_path / "w.py").write_text(source, encoding="utf-8")
         code, out = _plan_check(_plan(tmp_path, _module("w.py")))
         assert "workload module" not in out and code == 0, out
@@ -115,6 +124,21 @@ def test_a_module_that_is_there_keeps_the_plan_compatible(tmp_path: Path) -> Non
     "source,plan,missing",
     [
         ("", "tiny_encoder.toml", "build_model, make_inputs, run_model, task_metric"),
+        (
+            "# this module executes nothing; see globals\n",
+            "tiny_encoder.toml",
+            "build_model, make_inputs, run_model, task_metric",
+        ),
+        (
+            "build_model = make_inputs = run_model = task_metric = None\n",
+            "tiny_encoder.toml",
+            "build_model, make_inputs, run_model, task_metric",
+        ),
+        (
+            "def build_model():\n    pass\ndef make_inputs():\n    pass\ndel build_model\nrun_model = task_metric = 3\n",
+            "tiny_encoder.toml",
+            "build_model, run_model, task_metric",
+        ),
         (
             "def build_model():\n    pass\nmake_inputs: object\n",
             "tiny_encoder.toml",
@@ -127,7 +151,15 @@ def test_a_module_that_is_there_keeps_the_plan_compatible(tmp_path: Path) -> Non
         ),
         ("def build_model():\n    pass\ndef make_inputs():\n    pass\n", "decoder_lm.toml", "new_cache, step, pad_id"),
     ],
-    ids=["empty", "annotated-only", "nested", "generation"],
+    ids=[
+        "empty",
+        "words-in-a-comment",
+        "bound-to-none",
+        "deleted-or-numbers",
+        "annotated-only",
+        "nested",
+        "generation",
+    ],
 )
 def test_a_module_that_lacks_a_function_needs_a_revised_plan(
     tmp_path: Path, source: str, plan: str, missing: str

@@ -932,65 +932,85 @@ def _module_finding(module: Path, line: int | None, needed: tuple[str, ...] = ()
     return Finding("module-missing", "revise", title, detail, first, "", "plan", key="workload.module", line=line)
 
 
-# A module source holding any of these may bind names no statement shows (a star import, a
-# module __getattr__, writes through globals(), exec): it is not judged by its statements.
-_DYNAMIC_NAMES = ("globals", "exec", "setattr", "__getattr__", "vars", "__dict__", "sys.modules", "import *")
+# Calls and attributes through which a module may bind names no statement shows (writes through
+# globals(), exec, setattr on the module, sys.modules, a module __getattr__): a module that uses
+# any of them at its top level is not judged by its statements.
+_DYNAMIC_CALLS = frozenset({"globals", "locals", "vars", "exec", "eval", "setattr", "__import__"})
+_DYNAMIC_ATTRIBUTES = frozenset({"modules", "__dict__", "__setattr__"})
 
 
 def module_lacks(module: Path, needed: tuple[str, ...]) -> list[str]:
-    """The names of ``needed`` that no top-level statement of the module's source binds (a def,
-    a class, an assignment, an import, also inside a top-level if, try, with or loop). Empty
-    when every one is bound, or when the source cannot tell: unreadable, past MAX_MODULE_BYTES,
-    not parsed, or binding names in ways no statement shows (_DYNAMIC_NAMES)."""
+    """The names of ``needed`` that the module's top level does not bind to something callable,
+    read from its syntax tree (never run): a def or class, an import, an assignment of anything
+    but a literal (a number, string, None...), a walrus; inside a top-level if, try, with or loop
+    too, less what a top-level ``del`` removes. Empty when every one is bound, or when the source
+    cannot tell: unreadable, past MAX_MODULE_BYTES, not parsed, a star import, a module
+    ``__getattr__``, or a top-level call or attribute that may bind names (_DYNAMIC_CALLS,
+    _DYNAMIC_ATTRIBUTES)."""
     try:
         if module.stat().st_size > MAX_MODULE_BYTES:
             return []
-        source = module.read_bytes()
-        tree = ast.parse(source)
+        tree = ast.parse(module.read_bytes())
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    if any(word.encode() in source for word in _DYNAMIC_NAMES):
-        return []
-    bound: set[str] = set()
+    bound: dict[str, bool] = {}  # name -> bound to something that may be callable
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
-    def names(target: ast.expr) -> None:
+    def top_level(node: ast.AST) -> list[ast.AST]:
+        """The node and every node below it outside function and class bodies (and lambdas)."""
+        found, stack = [], [node]
+        while stack:
+            current = stack.pop()
+            found.append(current)
+            if current is not node and isinstance(current, scopes):
+                continue
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.extend(current.decorator_list)  # evaluated at the top level; the body is not
+                continue
+            stack.extend(ast.iter_child_nodes(current))
+        return found
+
+    def names(target: ast.expr, value: ast.expr | None) -> None:
+        callable_ = not isinstance(value, (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple))
         if isinstance(target, ast.Name):
-            bound.add(target.id)
+            bound[target.id] = callable_
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
-                names(element.value if isinstance(element, ast.Starred) else element)
+                names(element.value if isinstance(element, ast.Starred) else element, None)
 
-    def visit(body: list[ast.stmt]) -> None:
-        for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                bound.add(node.name)
-            elif isinstance(node, ast.Assign):
-                for target in node.targets:
-                    names(target)
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and (
-                not isinstance(node, ast.AnnAssign) or node.value is not None
-            ):
-                names(node.target)
-            elif isinstance(node, ast.Import):
-                bound.update(a.asname or a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                bound.update(a.asname or a.name for a in node.names)
-            elif isinstance(node, (ast.For, ast.AsyncFor)):
-                names(node.target)
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                for item in node.items:
-                    if item.optional_vars is not None:
-                        names(item.optional_vars)
-            for field_name in ("body", "orelse", "finalbody"):
-                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    visit(getattr(node, field_name, []) or [])
-            for handler in getattr(node, "handlers", []) or []:
-                visit(handler.body)
-            for case in getattr(node, "cases", []) or []:
-                visit(case.body)
-
-    visit(tree.body)
-    return [name for name in needed if name not in bound]
+    for node in (n for statement in tree.body for n in top_level(statement)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == "__getattr__":
+                return []
+            bound[node.name] = True
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                names(target, node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            names(node.target, node.value)
+        elif isinstance(node, ast.NamedExpr):
+            names(node.target, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            names(node.target, None)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            names(node.optional_vars, None)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound[node.name] = True
+        elif isinstance(node, ast.Import):
+            bound.update((a.asname or a.name.split(".")[0], True) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if any(a.name == "*" for a in node.names):
+                return []
+            bound.update((a.asname or a.name, True) for a in node.names)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.pop(target.id, None)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _DYNAMIC_CALLS:
+            return []
+        elif isinstance(node, ast.Attribute) and node.attr in _DYNAMIC_ATTRIBUTES:
+            return []
+    return [name for name in needed if not bound.get(name, False)]
 
 
 def module_source_problem(module: Path) -> str | None:
