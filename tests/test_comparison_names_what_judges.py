@@ -160,5 +160,9 @@ def test_replicates_that_read_a_host_fact_differently_name_each_value() -> None:
     assert "sha256" not in merged
     for run_id, host in hosts:
         assert f"{host[key]} ({run_id})" in merged
+    # Three runs of long ids giving one value: still named, not a digest.
+    shared = [(f"scenario-a-text-service-cpu-20261206T152740Z-a6ae0{i}", {key: "1.09 to 1.50"}) for i in range(3)]
+    merged = side_host([("other-run", {key: "2.00 to 2.00"}), *shared])[key]
+    assert "sha256" not in merged and all(run_id in merged for run_id, _ in shared)
     many = [(f"run-{i:02d}", {key: f"{i}.00 to {i}.50"}) for i in range(MOST_READINGS + 3)]
     assert side_host(many)[key].endswith("; and 3 more values")

@@ -635,11 +635,17 @@ def side_host(hosts: Sequence[tuple[str, Mapping[str, str]]]) -> dict[str, str]:
     for key in sorted({k for _, host in hosts for k in host if _is_reading(k)}):
         given = [(run_id, host.get(key, NOT_RECORDED)) for run_id, host in hosts]
         values = sorted({value for _, value in given})  # in one order, whichever run came first
-        if len(values) > 1:  # each value is named (bounded), not one digest of them all
-            parts = [bounded(f"{value} ({', '.join(sorted(r for r, v in given if v == value))})") for value in values]
+        if len(values) > 1:  # each value is named (bounded, as its runs are), not one digest of them all
+            parts = [f"{bounded(value)} ({_runs_named(sorted(r for r, v in given if v == value))})" for value in values]
             more = f"; and {len(parts) - MOST_READINGS} more values" if len(parts) > MOST_READINGS else ""
             merged[key] = "; ".join(parts[:MOST_READINGS]) + more
     return merged
+
+
+def _runs_named(run_ids: list[str]) -> str:
+    """Run ids as a side's reading names them: each bounded, at most MOST_READINGS, then how many more."""
+    shown = ", ".join(bounded(r) for r in run_ids[:MOST_READINGS])
+    return shown + (f" and {len(run_ids) - MOST_READINGS} more runs" if len(run_ids) > MOST_READINGS else "")
 
 
 def host_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[Change]:
