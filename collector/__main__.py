@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from collector import interrupt
-from collector.arguments import folder_argument, path_argument
+from collector.arguments import Parser, StdoutFailed, folder_argument, path_argument
 from collector.descriptors import DescriptorError, before_torch, descriptors, target_choices
 from collector.descriptors import resolve_target as resolve_name
 from collector.visible import tell, terminal, visible
@@ -52,14 +52,6 @@ examples:
 OUT_OF_SPACE = 4  # as the epilog's exit codes say
 
 
-class _StdoutFailed(Exception):
-    """Standard output could not be written (not a broken pipe): not an OSError, so no handler
-    of the run's own files takes it for one."""
-
-    def __init__(self, exc: OSError) -> None:
-        super().__init__(exc.strerror or str(exc))
-
-
 def _say(line: str) -> None:
     """A line of the collector's result on standard output (the cells --list plans, the run folder)."""
     if sys.stdout is None:  # started with standard output closed (`>&-`): nothing to say it on
@@ -70,7 +62,7 @@ def _say(line: str) -> None:
     except BrokenPipeError:
         raise
     except OSError as exc:
-        raise _StdoutFailed(exc) from None
+        raise StdoutFailed(exc) from None
 
 
 def _stdout_to_devnull() -> None:
@@ -91,7 +83,7 @@ def _tell(message: str) -> None:
     tell(message)
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(Parser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """One line instead of the usage block."""
         _tell(f"collector: {message} (see python -m collector --help)")
@@ -270,7 +262,7 @@ def _answered(argv: list[str]) -> int:
                 except BrokenPipeError:
                     raise
                 except OSError as exc:
-                    raise _StdoutFailed(exc) from None
+                    raise StdoutFailed(exc) from None
             raise
     except DescriptorError as exc:  # a plugin backend's adapter, loaded with the adapter table
         _tell(f"collector: backend descriptor: {exc}")
@@ -279,7 +271,7 @@ def _answered(argv: list[str]) -> int:
         # The reader went away (`--list | head`): stop quietly.
         _stdout_to_devnull()
         return BROKEN_PIPE
-    except _StdoutFailed as exc:  # a full disk: one line, never a traceback
+    except StdoutFailed as exc:  # a full disk: one line, never a traceback
         _stdout_to_devnull()
         _tell(f"collector: cannot write to standard output: {exc}")
         return OUT_OF_SPACE
@@ -294,10 +286,10 @@ def _main(argv: list[str]) -> int:
     # ...` was refused as an unrecognised argument).
     argv = argv[1:] if argv[:1] == ["run"] else argv
     if argv[:1] and not argv[0].startswith("-"):  # argparse named the missing --workload, not this word
-        word = argv[0]
-        hint = f"; did you mean --workload {word}?" if word.endswith(".toml") else ""
+        word = visible(argv[0], keep="")[:200]  # a line break or escape in it stays on this one line
+        hint = f"; did you mean --workload {word}?" if argv[0].endswith(".toml") else ""
         _tell(
-            f"collector: {word!r} is no command or option (the commands: run, the default, and inspect){hint} "
+            f"collector: '{word}' is no command or option (the commands: run, the default, and inspect){hint} "
             "(see python -m collector --help)"
         )
         return 2

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from collector.arguments import path_argument
+from collector.arguments import Parser, path_argument
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 LISTED = 100  # wide tensors listed per kind and shape; a model with more says so by count
@@ -39,7 +39,7 @@ MESSAGE_CHARS = 500
 EXPORT_CHECKS = ("aten::_assert", "aten::sym_constrain_range")
 
 
-class _Parser(argparse.ArgumentParser):
+class _Parser(Parser):
     def error(self, message: str) -> None:  # type: ignore[override]
         print(f"collector inspect: {message} (see python -m collector inspect --help)", file=sys.stderr)
         raise SystemExit(2)

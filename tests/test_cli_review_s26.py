@@ -115,11 +115,15 @@ def test_collector_list_on_a_full_disk_is_one_line() -> None:
 
 
 @needs_dev_full
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
 @pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["inspect", "--help"]], ids=" ".join)
-def test_collector_help_on_a_full_disk_is_one_line(args: list[str]) -> None:
+def test_collector_help_on_a_full_disk_is_one_line(args: list[str], unbuffered: bool) -> None:
     """Before: Python's own two lines ('Exception ignored in: <_io.TextIOWrapper ...>') and exit
-    120, as argparse prints the help and exits before its flush fails (buffered stdout)."""
+    120, as argparse prints the help and exits before its flush fails (buffered stdout); with
+    PYTHONUNBUFFERED=1, exit 0 and nothing said (argparse drops the write's error)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
     with open("/dev/full", "w") as full:
         done = subprocess.run(
             [sys.executable, "-m", "collector", *args],
@@ -133,13 +137,15 @@ def test_collector_help_on_a_full_disk_is_one_line(args: list[str]) -> None:
     assert done.stderr == "collector: cannot write to standard output: No space left on device\n"
 
 
-@pytest.mark.parametrize("word", ["bogus", "plan.toml"])
+@pytest.mark.parametrize("word", ["bogus", "plan.toml", "pl\nan.toml"])
 def test_a_word_the_collector_does_not_know_is_named(word: str) -> None:
-    """Before: 'the following arguments are required: --workload', the word given never named."""
+    """Before: 'the following arguments are required: --workload', the word given never named.
+    A line break in it is shown, on the message's one line."""
     done = _run([sys.executable, "-m", "collector", word], subprocess.PIPE)
-    assert done.returncode == 2
-    assert done.stderr.startswith(f"collector: {word!r} is no command or option")
-    assert ("did you mean --workload plan.toml?" in done.stderr) == (word == "plan.toml")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    shown = word.replace("\n", "<U+000A>")
+    assert done.stderr.startswith(f"collector: '{shown}' is no command or option")
+    assert (f"did you mean --workload {shown}?" in done.stderr) == word.endswith(".toml")
 
 
 @pytest.mark.parametrize(
