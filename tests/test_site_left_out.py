@@ -76,3 +76,17 @@ def test_a_site_built_inside_a_runs_folder_is_not_read_as_runs(tmp_path: Path) -
     result = CliRunner().invoke(main, ["validate", str(runs)])
     assert result.exit_code == 1 and "othersite: skipped: a site reportgen built" in result.output
     assert result.output.count(": valid, complete") == 2
+
+
+def test_a_log_named_directly_and_left_out_is_named_from_its_folder(tmp_path: Path) -> None:
+    runs = _runs(tmp_path)
+    (runs / "broken").mkdir()
+    (runs / "broken" / "events.jsonl").write_text("{not json\n")
+    out = tmp_path / "site"
+    result = CliRunner().invoke(
+        main, ["site", str(runs / "broken" / "events.jsonl"), str(runs / RUN), "--out", str(out)]
+    )
+    assert result.exit_code == 1
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "<code>broken/events.jsonl: skipped, not a valid run log" in page
+    assert str(tmp_path) not in page and os.path.realpath(tmp_path) not in page

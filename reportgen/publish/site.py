@@ -431,9 +431,11 @@ LEFT_OUT_CHARS = 600
 
 
 def _under_roots(text: str, roots: list[Path]) -> str:
-    """A message with each local RUNS folder's full path written from the folder's own name, so
-    that a page names no path of the host that built it (and reads alike wherever it is built)."""
-    for root in roots:
+    """A message with each local RUNS folder's full path (a log's folder, for a log named
+    directly) written from the folder's own name, so that a page names no path of the host that
+    built it (and reads alike wherever it is built)."""
+    for given in roots:
+        root = given if given.is_dir() else given.parent  # a log named directly: from its folder
         for full in dict.fromkeys((os.path.abspath(root), str(root.resolve()))):
             if full != os.sep:
                 text = text.replace(full + os.sep, f"{root.resolve().name or '.'}{os.sep}")
