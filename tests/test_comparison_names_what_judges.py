@@ -166,3 +166,27 @@ def test_replicates_that_read_a_host_fact_differently_name_each_value() -> None:
     assert "sha256" not in merged and all(run_id in merged for run_id, _ in shared)
     many = [(f"run-{i:02d}", {key: f"{i}.00 to {i}.50"}) for i in range(MOST_READINGS + 3)]
     assert side_host(many)[key].endswith("; and 3 more values")
+
+
+def test_input_shapes_that_changed_are_one_change_naming_them() -> None:
+    """Per-shape hashes made one artifact's change read as a change per shape ('11 code and data
+    changes' on a history where one file changed). One change per role names the shapes."""
+    from reportgen.judge.changes import OF_SHAPE, code_and_data_changes
+
+    def hashes(run_wide: str, shapes: dict[str, str]) -> dict[str, list[str | None]]:
+        found: dict[str, list[str | None]] = {"reference outputs": [run_wide, "f" * 64]}
+        found.update({f"reference outputs{OF_SHAPE}{k}": [v, None] for k, v in shapes.items()})
+        return found
+
+    keys = ["b1-l16-contiguous", "b1-l16-noncontiguous", "b2-l16-contiguous"]
+    before = hashes("a" * 64, {k: "1" * 64 for k in keys})
+    alike = hashes("b" * 64, {**{k: "2" * 64 for k in keys[:2]}, keys[2]: "1" * 64})
+    [change] = code_and_data_changes({}, before, {}, alike)
+    assert change == (
+        "reference outputs of input shapes b1-l16-contiguous, b1-l16-noncontiguous (by content sha256)",
+        "1" * 64,
+        "2" * 64,
+    )
+    apart = hashes("b" * 64, {keys[0]: "2" * 64, keys[1]: "3" * 64, keys[2]: "1" * 64})
+    [change] = code_and_data_changes({}, before, {}, apart)
+    assert change[1:] == ("a" * 64, "b" * 64)  # two pairs: the run-wide hashes

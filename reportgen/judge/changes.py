@@ -211,20 +211,22 @@ def code_and_data_changes(
         agree = shared_shapes_agree(shapes_a, shapes_b)
         if ca and cb:
             if agree is False:
+                # One change for the role, naming the input shapes it differs in; its two values
+                # are the shapes' hashes where they all changed alike, else the run-wide hashes,
+                # else one digest a side of the shapes' hashes.
                 differ = [k for k in sorted(set(shapes_a) & set(shapes_b)) if shapes_a[k] != shapes_b[k]]
-                changes += [
-                    (f"{role}{OF_SHAPE}{bounded(k)} (by content sha256)", shapes_a[k], shapes_b[k])
-                    for k in differ[:MOST]
-                ]
-                if len(differ) > MOST:  # the rest by one digest a side (a log is untrusted: bounded)
-                    rest = differ[MOST:]
-                    changes.append(
-                        (
-                            f"{role} (by content sha256) of {len(rest)} more input shape(s), digest of their hashes",
-                            _digest([shapes_a[k] for k in rest]),
-                            _digest([shapes_b[k] for k in rest]),
-                        )
-                    )
+                pairs = {(shapes_a[k], shapes_b[k]) for k in differ}
+                named = ", ".join(bounded(k) for k in differ[:MOST]) + (
+                    f" and {len(differ) - MOST} more" if len(differ) > MOST else ""
+                )
+                of = OF_SHAPE if len(differ) == 1 else " of input shapes "
+                if len(pairs) == 1:
+                    before, after = next(iter(pairs))
+                elif ca != cb:
+                    before, after = ca, cb
+                else:
+                    before, after = _digest([shapes_a[k] for k in differ]), _digest([shapes_b[k] for k in differ])
+                changes.append((f"{role}{of}{named} (by content sha256)", before, after))
             elif ca != cb and agree is None:
                 changes.append((f"{role} (by content sha256)", ca, cb))
         elif fa != fb:
