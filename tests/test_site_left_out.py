@@ -8,6 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
@@ -90,3 +91,32 @@ def test_a_log_named_directly_and_left_out_is_named_from_its_folder(tmp_path: Pa
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "<code>broken/events.jsonl: skipped, not a valid run log" in page
     assert str(tmp_path) not in page and os.path.realpath(tmp_path) not in page
+
+
+def test_a_build_by_another_version_removes_the_pages_the_earlier_build_wrote_and_this_one_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a build by another version (a new reportgen) took the state as empty, so pages of
+    runs, workloads and comparisons the earlier build wrote and this one does not stayed in the
+    site, linked from nowhere (a stale compare_latest page beside the new one)."""
+    from reportgen.publish import site
+
+    runs = tmp_path / "runs"
+    cpu = sorted((REPO / "sample_runs").glob("tiny-encoder-cpu-*"))[-2:]
+    for run in [*cpu, REPO / "sample_runs" / "tiny-encoder-cuda-20261129T225259Z-866a85"]:
+        shutil.copytree(run, runs / run.name)
+    (runs / "site.toml").write_text(
+        '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\nworkloads = ["tiny-encoder"]\n'
+    )
+    (runs / cpu[-1].name).rename(tmp_path / "held")  # the latest CPU run arrives later
+    out = tmp_path / "site"
+    assert CliRunner().invoke(main, ["site", str(runs), "--out", str(out)]).exit_code == 0
+    first = sorted(p.name for p in (out / "comparisons").iterdir())
+    (tmp_path / "held").rename(runs / cpu[-1].name)
+    shutil.rmtree(runs / cpu[0].name)  # and the earlier one is taken away
+    monkeypatch.setattr(site, "_fingerprint", lambda folders=None: "another version")
+    assert CliRunner().invoke(main, ["site", str(runs), "--out", str(out)]).exit_code == 0
+    second = sorted(p.name for p in (out / "comparisons").iterdir())
+    assert len(first) == len(second) == 1 and first != second
+    pages = sorted(p.name for p in (out / "runs").iterdir())
+    assert len(pages) == 2 and not [p for p in pages if p.startswith(cpu[0].name)], "the removed run's page goes too"

@@ -278,6 +278,9 @@ def _fingerprint(folders: list[Path] | None = None) -> str:
     return digest.hexdigest()
 
 
+EARLIER = "earlier build"  # _load_state: the state another version's build left, for removals only
+
+
 def _load_state(out_dir: Path, fingerprint: str, result: SiteResult) -> dict[str, Any]:
     """The previous build's state, or an empty one (with a warning when it was unusable)."""
     path = out_dir / STATE_NAME
@@ -289,7 +292,13 @@ def _load_state(out_dir: Path, fingerprint: str, result: SiteResult) -> dict[str
             raise NotReadable("a symlink; the state file must be a plain file in the output folder")
         raw = json.loads(read_bounded(path, MAX_STATE_BYTES).decode("utf-8"))
         if isinstance(raw, dict) and raw.get("fingerprint") != fingerprint:
-            return empty  # written by another version: a full build, nothing wrong
+            # Written by another version: a full build, nothing wrong. What that build wrote is
+            # kept apart (EARLIER), never as a cache, so its pages that this build does not
+            # write again are removed as a build by the same version removes them.
+            try:
+                return {**empty, EARLIER: _check_state({**raw, "fingerprint": fingerprint})}
+            except ValueError:
+                return empty
         return _check_state(raw)
     except (NotReadable, OSError, ValueError, RecursionError) as exc:
         reason = _first_error(exc) if isinstance(exc, ValidationError) else " ".join(str(exc).split())
@@ -935,7 +944,8 @@ def build_site(
     check.forget(result.warnings)
     fingerprint = _fingerprint()
     state = _load_state(out_dir, fingerprint, result)
-    dropped: dict[str, Any] = {}
+    earlier: dict[str, Any] = state.pop(EARLIER, {})
+    dropped: dict[str, Any] = dict(earlier.get("runs", {}))
     if state["runs"] and not check.vouches_for_state():
         # A cache only, trusted while it is the file the last build wrote (the record that build
         # left holds its stat): one edited since, or without a record, has its summaries judged
@@ -1020,11 +1030,13 @@ def build_site(
         result.written += [cells] if cells else []
         index_pages.append(CELL_INDEX)
     _remove_stale(out_dir, {**dropped, **state["runs"]}, {e.summary.slug for e in entries}, result)
-    for gone in sorted(set(state.get("workloads", {})) - set(workloads)):
+    for gone in sorted({*state.get("workloads", {}), *earlier.get("workloads", {})} - set(workloads)):
         _remove(out_dir, out_dir / "workloads" / gone, result)
-    for gone in sorted(set(state.get("campaigns", [])) - {c.slug for c in campaigns}):
+    for gone in sorted({*state.get("campaigns", []), *earlier.get("campaigns", [])} - {c.slug for c in campaigns}):
         _remove(out_dir, out_dir / "campaigns" / gone, result)
-    remove_stale_comparisons(out_dir, state.get("comparisons", {}), set(comparisons.state))
+    remove_stale_comparisons(
+        out_dir, {**earlier.get("comparisons", {}), **state.get("comparisons", {})}, set(comparisons.state)
+    )
     for folder in ("comparisons", "campaigns"):  # a fresh build makes neither when it has no page there
         _remove_if_empty(out_dir / folder)
     # Keys in a stable order, sorted where this build names them; a summary keeps its own order
