@@ -63,3 +63,40 @@ def test_diff_compare_and_the_trend_decide_nothing_from_it(tmp_path: Path) -> No
     assert point["after"].warm_median_s != point["after"].warm_median_s  # NaN: left out of the trend
     assert SAID in point["after"].caveats
     assert point["before"].warm_median_s == point["before"].warm_median_s
+
+
+UNREAD = "the collector that measured it could not classify it (a timer too coarse for the call); these rules call its samples stable"
+
+
+def _said_unclassified(event: dict[str, Any]) -> None:
+    if event["kind"] == "timing" and event.get("case") == CASE and event.get("warm"):
+        stability = event["stability"]
+        if stability["attempt"] == stability["attempts_allowed"]:
+            stability.update(verdict="unclassified", reasons=[], flag=None, note="a timer too coarse for the call")
+
+
+def test_a_series_its_collector_could_not_classify_decides_nothing_either(tmp_path: Path) -> None:
+    """Outside review: a series the log calls 'unclassified' read 'slower' in diff and compare,
+    'stable' in details.csv, and counted in the geometric mean: only a logged 'unstable' was kept."""
+    before, after = _copy(tmp_path, "before"), _copy(tmp_path, "after", _said_unclassified)
+    assert RUNNER.invoke(main, ["validate", str(after)]).exit_code == 0
+    text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
+    line = next(line for line in text.splitlines() if line.startswith(f"  {CASE}: "))
+    assert "no verdict: timing not classified" in line and UNREAD in line, line
+    out = tmp_path / "cmp"
+    assert (
+        RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "json"]).exit_code == 0
+    )
+    (cell,) = [c for c in json.loads((out / "compare.json").read_text(encoding="utf-8"))["cells"] if c["case"] == CASE]
+    assert not cell["timing"]["in_geomean"], cell["timing"]
+    report = tmp_path / "report"
+    assert RUNNER.invoke(main, ["report", str(after), "--out", str(report), "--format", "md"]).exit_code == 0
+    row = next(
+        line
+        for line in (report / "details.csv").read_text(encoding="utf-8").splitlines()
+        if line.startswith(f"{CASE},")
+    )
+    assert ",unclassified," in row, row
+    frame = history_frame([summarize(judge_log(p / "events.jsonl")) for p in (before, after)])
+    point = {r.run_id: r for r in frame.itertuples() if r.case == CASE}
+    assert point["after"].warm_median_s != point["after"].warm_median_s  # NaN: left out of the trend

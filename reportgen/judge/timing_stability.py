@@ -42,6 +42,9 @@ from reportgen.model.runmodel import CellRecord, RunModel, before_window, per_ru
 
 SYMBOL = "≋"  # marks a cell whose warm timing is unstable, wherever its timing is shown
 FLAG = "unstable timing"
+# The first item of a cell's logged verdict (runmodel.CellRecord.warm_logged) where its log
+# called the series unclassified; the note follows (the unstable rules' names otherwise).
+LOGGED_UNCLASSIFIED = "unclassified"
 # A series too short for the classifier's rules, or a ratio of two series too far from 1 to
 # judge (judge/intervals.BEYOND): not shown unstable, and it decides nothing.
 UNCLASSIFIED_FLAG = "timing not classified"
@@ -101,11 +104,14 @@ class CellStability:
     attempts: int  # warm series the collector took of this cell (1 in logs before 1.2)
     host: str = ""  # the host around the reported series, in words ('' when not recorded)
     apart: str = ""  # a stable last series' disagreement with the earlier ones (attempts_apart)
+    # A stable series the collector that measured it could not classify (logged_unclassified).
+    unclassified: str = ""
 
     @property
     def verdict(self) -> str:
-        """The series' verdict, unstable where its attempts disagree."""
-        return UNSTABLE if self.apart else self.stability.verdict
+        """The series' verdict, unstable where its attempts disagree, not classified where its
+        own log says so."""
+        return UNSTABLE if self.apart else UNCLASSIFIED if self.unclassified else self.stability.verdict
 
     @property
     def decides(self) -> bool:
@@ -131,7 +137,9 @@ def cell_stability(cell: CellRecord) -> CellStability | None:
     host = ""
     if (stability.verdict == UNSTABLE or apart) and cell.source is not None:
         host = host_text(getattr(fields_of(cell.source.at(cell.warm_line)), "host", None))
-    return CellStability(cell.case, stability, cell.warm_series, host, apart)
+    return CellStability(
+        cell.case, stability, cell.warm_series, host, apart, logged_unclassified(stability, cell.warm_logged)
+    )
 
 
 def attempts_apart(stability: Stability, before: Sequence[float] | None) -> str:
@@ -160,10 +168,19 @@ def logged_unstable(stability: Stability, logged: Sequence[str] | None) -> str:
     share one classifier, but a log is read by the reportgen at hand: a collector with a rule this
     reportgen lacks, or a log edited after the fact, may disagree with it, and a timing its own
     measurement called unstable decides nothing. '' when they agree, or the log did not say."""
-    if stability.verdict != STABLE or logged is None:
+    if stability.verdict != STABLE or logged is None or tuple(logged[:1]) == (LOGGED_UNCLASSIFIED,):
         return ""
     rules = ", ".join(RULE_WORDS.get(rule, rule) for rule in logged) or "no rule named"
     return f"the collector that measured it classified it unstable ({rules}); these rules call its samples stable"
+
+
+def logged_unclassified(stability: Stability, logged: Sequence[str] | None) -> str:
+    """As logged_unstable, for a series its collector could not classify (``logged`` is then
+    LOGGED_UNCLASSIFIED and the log's note): it decides nothing either. '' otherwise."""
+    if stability.verdict != STABLE or logged is None or tuple(logged[:1]) != (LOGGED_UNCLASSIFIED,):
+        return ""
+    note = logged[1] if len(logged) > 1 and logged[1] else "no reason given"
+    return f"the collector that measured it could not classify it ({note}); these rules call its samples stable"
 
 
 def _times(ratio: float) -> str:
@@ -376,6 +393,8 @@ def flag_text(judged: CellStability) -> str:
     s = judged.stability
     if s.verdict == UNCLASSIFIED:
         return f"not classified: {s.note}"
+    if judged.unclassified:
+        return f"not classified: {judged.unclassified}"
     if judged.decides:
         return f"stable after {judged.attempts} warm series" if judged.attempts > 1 else ""
     after = f" after {judged.attempts} warm series" if judged.attempts > 1 else ""
@@ -414,6 +433,8 @@ def series_flag(
         return f"{UNCLASSIFIED_FLAG}: {s.note}"
     if apart := attempts_apart(s, before) or logged_unstable(s, logged):
         return f"{FLAG}: {apart}"
+    if unread := logged_unclassified(s, logged):
+        return f"{UNCLASSIFIED_FLAG}: {unread}"
     whole = repetitions_stability(samples, repetitions, waited) if repetitions else None
     if whole is not None and whole.verdict == UNSTABLE:
         rules = ", ".join(RULE_WORDS.get(c.name, c.name) for c in whole.reasons)
@@ -470,7 +491,9 @@ def stability_word(
     if not samples:
         return None
     s = classify(samples, _pair(waited))
-    return UNSTABLE if attempts_apart(s, before) or logged_unstable(s, logged) else s.verdict
+    if attempts_apart(s, before) or logged_unstable(s, logged):
+        return UNSTABLE
+    return UNCLASSIFIED if logged_unclassified(s, logged) else s.verdict
 
 
 def _pair(waited: Waited) -> tuple[float, float] | None:

@@ -115,7 +115,8 @@ class CellRecord:
     warm_before_wait: float | None = None
     # The rules the log's own classification of the reported series failed, where it called it
     # unstable (1.2 logs on; None: it did not, or did not say): such a series decides nothing even
-    # where this reportgen's rules call its samples stable (judge.timing_stability.logged_unstable).
+    # where this reportgen's rules call its samples stable (judge.timing_stability.logged_unstable);
+    # ('unclassified', its note) where it could not classify it, which decides nothing alike.
     warm_logged: tuple[str, ...] | None = None
     # The last warm series' peak device memory in bytes (1.3 logs on); None where not measured:
     # no record, or the target has no device allocator (the reason stays in the log).
@@ -587,6 +588,9 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.warm_logged = (
             tuple(str(r)[:80] for r in stability.reasons[:8])
             if stability is not None and stability.verdict == "unstable"
+            # judge.timing_stability.LOGGED_UNCLASSIFIED, with the log's note
+            else ("unclassified", str(stability.note or "")[:200])
+            if stability is not None and stability.verdict == "unclassified"
             else None
         )
         host = _opt(data.host)
