@@ -119,3 +119,31 @@ def test_each_warm_median_carries_its_series_stability(tmp_path: Path) -> None:
     assert stability[timing["case"]] == "unstable"
     assert set(stability.values()) == {"stable", "unstable"}
     assert all(r["warm_stability"] is None for r in rows if r["warm_median_s"] is None)
+
+
+def test_a_decode_series_whose_repetitions_ran_at_two_speeds_reads_unstable() -> None:
+    """Outside review: index.parquet read a decode series 'stable' that diff and compare leave
+    without a verdict: its per-step samples are steady, but the repetitions' whole decode times
+    (tokens/s) ran at two speeds. The word is series_flag's, repetitions included."""
+    import random
+    from types import SimpleNamespace
+
+    from reportgen.judge.timing_stability import series_flag, stability_word
+    from reportgen.publish.cell_index import _series
+
+    rng = random.Random(3)  # ten repetitions of 16 steps, the last three 15% slower
+    steps = [
+        (1.0 if rep < 7 else 1.15) * 1e-3 * (1 + rng.uniform(-0.05, 0.05)) * (1.5 if step == 0 else 1)
+        for rep in range(10)
+        for step in range(16)
+    ]
+    assert stability_word(steps) == "stable"  # the per-step series alone
+    assert (series_flag(steps, None, 10) or "").startswith("unstable timing across the 10 repetitions")
+    cell = SimpleNamespace(
+        generation={"decode_token": steps},
+        generation_median_s={"decode_token": 1e-3},
+        generation_waited=None,
+        generation_before=None,
+        generation_repetitions=10,
+    )
+    assert dict(_series(cell, "decode_token"))["stability"] == "unstable"  # type: ignore[arg-type]

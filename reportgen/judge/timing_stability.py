@@ -482,18 +482,19 @@ def stability_word(
     waited: Waited = None,
     before: Sequence[float] | None = None,
     logged: Sequence[str] | None = None,
+    repetitions: int | None = None,
+    totals_before: Sequence[float] | None = None,
 ) -> str | None:
-    """The classifier's verdict on a kept warm series, as the exports give it: 'stable',
-    'unstable' or 'unclassified' (too short to classify); None with no samples. Only a stable
-    series' median decides anything (the exports' readers filter on it). ``before``: as
-    series_flag's; a stable series whose attempts disagree, or that the log itself called
-    unstable (``logged``), reads 'unstable'."""
+    """series_flag's verdict in one word, as the exports give it: 'stable', 'unstable' or
+    'unclassified'; None with no samples. Only a stable series' median decides anything (the
+    exports' readers filter on it), so a word says what diff and compare say of the series: its
+    attempts, its own log's verdict and a decode series' repetitions' decode times included."""
     if not samples:
         return None
-    s = classify(samples, _pair(waited))
-    if attempts_apart(s, before) or logged_unstable(s, logged):
-        return UNSTABLE
-    return UNCLASSIFIED if logged_unclassified(s, logged) else s.verdict
+    flag = series_flag(samples, waited, repetitions, before, totals_before, logged)
+    if flag is None:
+        return STABLE
+    return UNCLASSIFIED if flag.startswith(UNCLASSIFIED_FLAG) else UNSTABLE
 
 
 def _pair(waited: Waited) -> tuple[float, float] | None:

@@ -16,7 +16,7 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reportgen.judge.timing_stability import SERIES_COLUMN, stability_word
+from reportgen.judge.timing_stability import SERIES_COLUMN, TOTALS, stability_word
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import VERSION_KEYS, CellSummary, RunSummary
 from reportgen.storage.local import write_inside
@@ -172,7 +172,13 @@ def _series(cell: CellSummary | None, series: str) -> tuple[tuple[str, Any], tup
     median = cell.generation_median_s.get(series) if cell is not None and samples else None
     waited = cell.generation_waited if cell is not None else None
     before = (cell.generation_before or {}).get(series) if cell is not None else None
-    return ("median_s", median), ("stability", stability_word(samples, waited, before) if samples else None)
+    # A decode series decides nothing where its repetitions' whole decode times (tokens/s) are
+    # unstable either, as diff and compare say.
+    decode = cell if cell is not None and series == "decode_token" else None
+    repetitions = decode.generation_repetitions if decode is not None else None
+    totals = (decode.generation_before or {}).get(TOTALS) if decode is not None else None
+    word = stability_word(samples, waited, before, repetitions=repetitions, totals_before=totals) if samples else None
+    return ("median_s", median), ("stability", word)
 
 
 def _schema() -> pyarrow.Schema:
