@@ -210,6 +210,8 @@ def _cell_events(b: int, l: int, mode: str, scope: dict[str, Any]) -> list[dict[
                 "seconds": cold,
                 "cache_condition": "fresh_process_empty_cache" if mode == "compiled" else "eager_no_compile",
                 "fresh_process": True,
+                # The listing that labels a compiled cell's cold call empty (required from 1.1 on).
+                **({"cache_entries_before": 0} if mode == "compiled" else {}),
             },
             "warm": _warm(samples),
             "synchronized": True,

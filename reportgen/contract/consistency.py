@@ -793,6 +793,8 @@ class FigureChecks:
         if cold:  # UNSET and None are false
             if (why := _cache_label("cold.cache_condition", cold)) is not None:
                 return why
+            if cold.cache_condition == "fresh_process_empty_cache" and (why := _fresh_and_listed(cold, data)):
+                return why
             if cold.cache_condition == "fresh_process_empty_cache":
                 self.empty_cold.setdefault(case, (cold.seconds, self.line))
                 if not warm:  # a 1.0 log times both in one event
@@ -1386,6 +1388,19 @@ def _cache_label(name: str, call: Any) -> str | None:
         return None
     if not hits or call.cache_misses:
         return f"{name} is {label}, but cache_entries_before is 0: a restart is labelled so only when the cache folder it was given was not empty"
+    return None
+
+
+def _fresh_and_listed(cold: Any, data: Any) -> str | None:
+    """A cold call labelled fresh_process_empty_cache ran in a fresh process, and (logs from 1.1
+    on) its cache was listed before it: the collector labels a call whose folders it did not list
+    as met a persistent cache (collector/run/capture.py, cold_condition). Every page and
+    comparison reads the label as a compile from nothing."""
+    label = "cold.cache_condition is fresh_process_empty_cache"
+    if not cold.fresh_process:
+        return f"{label}, but fresh_process is false: a call in a process already running is no fresh process"
+    if schema_tuple(data.schema_version) >= (1, 1) and absent(cold.cache_entries_before) and not cold.cache_dirs:
+        return f"{label}, but the call lists no cache folder (cache_entries_before, cache_dirs): an empty cache is said only of folders listed empty before the call"
     return None
 
 

@@ -980,7 +980,7 @@ class Cold(Strict, kw_only=True, frozen=True):
         CacheCondition,
         Doc(
             "The condition the call really had: fresh_process_empty_cache only when every "
-            "listed cache directory was empty before it and no cache hit was counted (logs from 1.1 on; "
+            "listed cache directory was empty before it and no cache hit was counted without a miss (logs from 1.1 on; "
             "1.0 logs state it by construction); restart_populated_cache (logs from 1.2 on) for a fresh process "
             "started against the cache folder the cell's empty-cache compile filled, which was not empty before it."
         ),
