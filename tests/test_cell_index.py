@@ -10,6 +10,7 @@ import pytest
 
 from reportgen.publish.cell_index import COLUMNS, INDEX_NAME
 from reportgen.publish.site import build_site
+from tests.conftest import REPO
 from tests.logbuilder import _warm, dumps, fallback_log
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "campaigns.md"
@@ -45,7 +46,7 @@ def test_site_writes_one_row_per_run_and_cell(tmp_path: Path) -> None:
     build_site([tmp_path / "runs"], site)
     table = pq.read_table(site / INDEX_NAME)
     assert table.schema.names == [name for name, _, _ in COLUMNS]
-    assert table.schema.metadata[b"migration-record.cell-index"] == b"5"
+    assert table.schema.metadata[b"migration-record.cell-index"] == b"6"
     rows = table.to_pylist()
     planned = {
         name: [c["case"] for e in events if e["kind"] == "plan" for c in e["matrix"]] for name, events in runs.items()
@@ -147,3 +148,16 @@ def test_a_decode_series_whose_repetitions_ran_at_two_speeds_reads_unstable() ->
         generation_repetitions=10,
     )
     assert dict(_series(cell, "decode_token"))["stability"] == "unstable"  # type: ignore[arg-type]
+
+
+def test_a_cold_figure_carries_its_cache_condition(tmp_path: Path) -> None:
+    """Outside review: cold_s mixed compiles from nothing (about 17 s) with first calls from a
+    filled cache and eager first calls (about 2 ms), with no column saying which."""
+    import pyarrow.parquet as pq
+
+    site = tmp_path / "site"
+    build_site([REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183"], site)
+    table = pq.read_table(site / INDEX_NAME).to_pylist()
+    conditions = {(r["mode"], r["cold_cache_condition"]) for r in table if r["cold_s"] is not None}
+    assert ("eager", "eager_no_compile") in conditions and ("compiled", "fresh_process_empty_cache") in conditions
+    assert all(r["cold_cache_condition"] is None for r in table if r["cold_s"] is None)

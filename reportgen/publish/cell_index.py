@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 INDEX_NAME = "index.parquet"
 # 2: warm_stability; 3: a generation cell's two warm series; 4: performance_stopped; 5:
-# timing_layout_missed. Stored in the file's metadata: a reader can tell a later layout.
-FORMAT = 5
+# timing_layout_missed; 6: cold_cache_condition. Stored in the file's metadata: a reader can tell a later layout.
+FORMAT = 6
 
 # (column, arrow type name, what it holds): the order of the file's columns.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -96,6 +96,13 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
         )
     ),
     ("cold_s", "float64", "the first call, seconds (only when correctness passed)"),
+    (
+        "cold_cache_condition",
+        "string",
+        "the cache condition of that call, as details.csv's: fresh_process_empty_cache, persistent_cache, "
+        "restart_populated_cache, compiled_in_process or eager_no_compile (a compile from nothing and a first "
+        "call from a filled cache are not one quantity: compare cold_s within one condition)",
+    ),
     ("compile_s", "float64", "compile and first result of the cell's graph, seconds (compiled cells that passed)"),
     ("cpu_fallback", "bool", "some ops of the cell fell back to the CPU"),
     (
@@ -156,6 +163,7 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
                         for what, value in _series(cell, series)
                     },
                     "cold_s": getattr(cell, "cold_s", None),
+                    "cold_cache_condition": getattr(cell, "cold_condition", None),
                     "compile_s": getattr(cell, "compile_s", None),
                     "cpu_fallback": getattr(cell, "cpu_fallback", None),
                     # The timed calls fed another layout than the cell's ('warm', 'cold'): such a
