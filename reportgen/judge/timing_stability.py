@@ -421,7 +421,7 @@ def series_flag(
     time, if recorded. ``repetitions``: of a decode_token series, whose repetitions' whole
     decode times must be stable too (repetitions_stability): else its throughput, the figure a
     generation service is judged by, could move against the per-step median. ``before``: the
-    (fastest, slowest) sample of the cell's earlier warm series, where it was measured again
+    (fastest sample, highest third quartile) of the cell's earlier warm series, where it was measured again
     (attempts_apart); ``totals_before``: the same of the earlier repetitions' whole decode times;
     ``logged``: the rules the log's own classification said the series failed (logged_unstable)."""
     if not samples:

@@ -108,7 +108,7 @@ class CellSummary:
     # logs on; None: not recorded, or a site state written before it was kept): the classifier's
     # contention rule reads it beside the samples.
     warm_waited: list[float] | None = None
-    # [fastest, slowest] sample of the cell's earlier warm series, where the collector measured it
+    # [fastest sample, highest third quartile] of the cell's earlier warm series, where the collector measured it
     # again (None: one series, or a site state written before it was kept): a stable last series
     # far outside them decides nothing (judge.timing_stability.attempts_apart).
     warm_before: list[float] | None = None
