@@ -71,9 +71,12 @@ records; it never judges. Judgement lives in ``reportgen``.
 # than half the wider side's range, 8% of the median), so it re-measures it; it also refuses the
 # neuron target where torch.neuron.is_available() is not true, decides the neuron family by the
 # version rule before any XLA module found beside it, and says in one line (exit 3) that torch
-# cannot be imported (a backend module it autoloads is broken); change it with every release of the collector,
+# cannot be imported (a backend module it autoloads is broken); 0.22.0 says in one line (exit 4)
+# that --help could not be written (it exited 120, or 0 with unbuffered output), names a word that
+# is no command or option, and takes the functions a workload module must define from one table
+# that plan-check reads too; change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.21.0"
+__version__ = "0.22.0"
 
 import sys
 

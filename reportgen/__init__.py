@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.21.0"
+__version__ = "0.22.0"
 __all__ = ["__version__", "load_cells"]
 
 
