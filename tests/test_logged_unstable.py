@@ -100,3 +100,19 @@ def test_a_series_its_collector_could_not_classify_decides_nothing_either(tmp_pa
     frame = history_frame([summarize(judge_log(p / "events.jsonl")) for p in (before, after)])
     point = {r.run_id: r for r in frame.itertuples() if r.case == CASE}
     assert point["after"].warm_median_s != point["after"].warm_median_s  # NaN: left out of the trend
+
+
+def test_a_rule_named_like_a_verdict_is_read_as_a_rule(tmp_path: Path) -> None:
+    """A logged unstable series whose first rule a log named 'unclassified' read 'could not
+    classify it (drift)': the verdict is kept apart from the rules' names."""
+
+    def named(event: dict[str, Any]) -> None:
+        _said_unstable(event)
+        stability = event.get("stability") or {}
+        if event.get("case") == CASE and stability.get("verdict") == "unstable":
+            stability["reasons"] = ["unclassified", "drift"]
+
+    before, after = _copy(tmp_path, "before"), _copy(tmp_path, "after", named)
+    text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
+    line = next(line for line in text.splitlines() if line.startswith(f"  {CASE}: "))
+    assert "classified it unstable (unclassified, drift)" in line and "could not classify" not in line, line

@@ -42,9 +42,9 @@ from reportgen.model.runmodel import CellRecord, RunModel, before_window, per_ru
 
 SYMBOL = "≋"  # marks a cell whose warm timing is unstable, wherever its timing is shown
 FLAG = "unstable timing"
-# The first item of a cell's logged verdict (runmodel.CellRecord.warm_logged) where its log
-# called the series unclassified; the note follows (the unstable rules' names otherwise).
-LOGGED_UNCLASSIFIED = "unclassified"
+# The first item of a cell's logged verdict (runmodel.CellRecord.warm_logged): the rules it
+# failed follow 'unstable', the log's note follows 'unclassified'.
+LOGGED_UNSTABLE, LOGGED_UNCLASSIFIED = "unstable", "unclassified"
 # A series too short for the classifier's rules, or a ratio of two series too far from 1 to
 # judge (judge/intervals.BEYOND): not shown unstable, and it decides nothing.
 UNCLASSIFIED_FLAG = "timing not classified"
@@ -168,9 +168,9 @@ def logged_unstable(stability: Stability, logged: Sequence[str] | None) -> str:
     share one classifier, but a log is read by the reportgen at hand: a collector with a rule this
     reportgen lacks, or a log edited after the fact, may disagree with it, and a timing its own
     measurement called unstable decides nothing. '' when they agree, or the log did not say."""
-    if stability.verdict != STABLE or logged is None or tuple(logged[:1]) == (LOGGED_UNCLASSIFIED,):
+    if stability.verdict != STABLE or logged is None or tuple(logged[:1]) != (LOGGED_UNSTABLE,):
         return ""
-    rules = ", ".join(RULE_WORDS.get(rule, rule) for rule in logged) or "no rule named"
+    rules = ", ".join(RULE_WORDS.get(rule, rule) for rule in logged[1:]) or "no rule named"
     return f"the collector that measured it classified it unstable ({rules}); these rules call its samples stable"
 
 

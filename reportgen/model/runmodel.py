@@ -113,10 +113,10 @@ class CellRecord:
     # The most the threads waited for a CPU per second of loop over those earlier series (where
     # recorded): why they were measured again, which the reported series alone does not show.
     warm_before_wait: float | None = None
-    # The rules the log's own classification of the reported series failed, where it called it
-    # unstable (1.2 logs on; None: it did not, or did not say): such a series decides nothing even
-    # where this reportgen's rules call its samples stable (judge.timing_stability.logged_unstable);
-    # ('unclassified', its note) where it could not classify it, which decides nothing alike.
+    # The log's own verdict on the reported series where it was not stable (1.2 logs on; None:
+    # stable, or not said): ('unstable', the rules it failed...) or ('unclassified', its note).
+    # Such a series decides nothing even where this reportgen's rules call its samples stable
+    # (judge.timing_stability.logged_unstable, logged_unclassified).
     warm_logged: tuple[str, ...] | None = None
     # The last warm series' peak device memory in bytes (1.3 logs on); None where not measured:
     # no record, or the target has no device allocator (the reason stays in the log).
@@ -585,10 +585,11 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.warm_samples, cell.warm_line = tuple(warm.samples_s), line
         cell.warm_series += 1
         stability = _opt(data.stability)
+        # The log's verdict first, then the rules it failed or why it is unclassified: a rule's
+        # name, which a log may write as it likes, is never read as the verdict.
         cell.warm_logged = (
-            tuple(str(r)[:80] for r in stability.reasons[:8])
+            ("unstable", *(str(r)[:80] for r in stability.reasons[:8]))
             if stability is not None and stability.verdict == "unstable"
-            # judge.timing_stability.LOGGED_UNCLASSIFIED, with the log's note
             else ("unclassified", str(stability.note or "")[:200])
             if stability is not None and stability.verdict == "unclassified"
             else None

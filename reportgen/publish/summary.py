@@ -112,8 +112,9 @@ class CellSummary:
     # again (None: one series, or a site state written before it was kept): a stable last series
     # far outside them decides nothing (judge.timing_stability.attempts_apart).
     warm_before: list[float] | None = None
-    # The rules the log's own classification said the reported warm series failed, where it called
-    # it unstable (None: it did not): it decides nothing then (judge.timing_stability.logged_unstable).
+    # The log's own verdict on the reported warm series where it was not stable, as CellRecord's
+    # warm_logged ('unstable' and the rules it failed, or 'unclassified' and its note; None: stable
+    # or not said): it decides nothing then (judge.timing_stability.logged_unstable).
     warm_logged: list[str] | None = None
     # The same over a generation cell's warm generations (both its series come from that loop).
     generation_waited: list[float] | None = None
