@@ -161,3 +161,43 @@ def test_a_cold_figure_carries_its_cache_condition(tmp_path: Path) -> None:
     conditions = {(r["mode"], r["cold_cache_condition"]) for r in table if r["cold_s"] is not None}
     assert ("eager", "eager_no_compile") in conditions and ("compiled", "fresh_process_empty_cache") in conditions
     assert all(r["cold_cache_condition"] is None for r in table if r["cold_s"] is None)
+
+
+def test_load_cells_reads_a_decode_series_as_index_parquet_does(tmp_path: Path) -> None:
+    """load_cells gave 'stable' where index.parquet and diff give none: its word left out the
+    repetitions' whole decode times."""
+    import random
+
+    import pyarrow.parquet as pq
+
+    import reportgen
+    from tests import logbuilder as lb
+
+    events = lb.generation_timing_log("gen-two-speeds", seed=1)
+    rng = random.Random(3)
+    case = None
+    for event in events:
+        timing = event.get("timing") if event["kind"] == "generation" else None
+        if timing is not None and case is None:
+            reps = timing["repetitions"]
+            steps = len(timing["decode_token"]["samples_s"]) // reps
+            timing["decode_token"] = lb._warm(
+                [
+                    (1.0 if rep < reps - 3 else 1.15)
+                    * 2e-3
+                    * (1 + rng.uniform(-0.05, 0.05))
+                    * (1.5 if step == 0 else 1)
+                    for rep in range(reps)
+                    for step in range(steps)
+                ]
+            )
+            timing["tokens_per_s"] = lb.tokens_per_s(timing)
+            case = event["case"]
+    runs = tmp_path / "runs" / "gen"
+    runs.mkdir(parents=True)
+    (runs / "events.jsonl").write_text(lb.dumps(lb.with_envelope(events)), encoding="utf-8")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    table = pq.read_table(tmp_path / "site" / INDEX_NAME).to_pylist()
+    [indexed] = [r["decode_token_stability"] for r in table if r["cell"] == case]
+    frame = reportgen.load_cells([runs / "events.jsonl"])
+    assert indexed == "unstable" and frame[frame.case == case].decode_token_stability.item() == indexed

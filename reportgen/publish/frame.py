@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.timing_stability import (
     SERIES_COLUMN,
+    TOTALS,
     generation_before,
     generation_timing,
     generation_waited,
@@ -158,8 +159,18 @@ def _generation_columns(generates: bool, cell: Any) -> dict[str, object]:
     for series, prefix in SERIES_COLUMN.items():
         warm = generation_warm(cell, series) if generates else None
         found[f"{prefix}_median_s"] = warm.median_s if warm is not None else None
+        # A decode series' repetitions' whole decode times too, as index.parquet and diff read it.
+        decode = timing if timing is not None and series == "decode_token" else None
         found[f"{prefix}_stability"] = (
-            stability_word(warm.samples_s, waited, generation_before(timing, series)) if warm is not None else None
+            stability_word(
+                warm.samples_s,
+                waited,
+                generation_before(timing, series),
+                repetitions=decode.repetitions if decode is not None else None,
+                totals_before=generation_before(decode, TOTALS) if decode is not None else None,
+            )
+            if warm is not None
+            else None
         )
     return found
 
