@@ -198,6 +198,7 @@ def _cell_events(b: int, l: int, mode: str, scope: dict[str, Any]) -> list[dict[
                 "cache_misses": 1,
                 "recompile_limit_hit": False,
                 "cache_condition": "fresh_process_empty_cache",
+                "cache_entries_before": 0,  # the listing that labels it so (required from 1.1 on)
             }
         )
     cold = 3.5 + b if mode == "compiled" else 0.01 * b

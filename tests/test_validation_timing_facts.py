@@ -254,3 +254,21 @@ def test_a_cold_call_in_the_collectors_process_times_the_call_alone_whatever_the
             in_process += 1
     assert in_process, "the sample has cold calls timed in the collector's process"
     assert _errors(tmp_path, events) == []
+
+
+def test_a_compile_labelled_empty_whose_cache_was_not_listed_is_refused(tmp_path: Path) -> None:
+    """Outside review: the cold call's rule did not cover its compile event, which read 'fresh
+    process, empty compile cache' on a compile whose cache no listing showed."""
+    events = _log()
+    for event in events:
+        event["schema_version"] = "1.1"
+    compile_event = _event(events, "compile")
+    assert compile_event["cache_condition"] == "fresh_process_empty_cache"
+    del compile_event["cache_entries_before"]
+    errors = _errors(tmp_path, events)
+    assert len(errors) == 1 and errors[0].startswith(
+        f"{_line(events, 'compile', COMPILED)}: compile {COMPILED!r}: cache_condition is fresh_process_empty_cache, "
+        "but the call lists no cache folder"
+    ), errors
+    compile_event["cache_entries_before"] = 0
+    assert _errors(tmp_path, events) == []

@@ -777,6 +777,8 @@ class FigureChecks:
             self.repeat_graphs.setdefault(data.case, (data.graphs, self.line))
         if (why := _cache_label("cache_condition", data)) is not None:
             return why
+        if data.cache_condition == "fresh_process_empty_cache" and (why := _listed("cache_condition", data, data)):
+            return why
         used = data.compile_options
         if absent(used) or self.plan is None:
             return None
@@ -1392,15 +1394,20 @@ def _cache_label(name: str, call: Any) -> str | None:
 
 
 def _fresh_and_listed(cold: Any, data: Any) -> str | None:
-    """A cold call labelled fresh_process_empty_cache ran in a fresh process, and (logs from 1.1
-    on) its cache was listed before it: the collector labels a call whose folders it did not list
-    as met a persistent cache (collector/run/capture.py, cold_condition). Every page and
-    comparison reads the label as a compile from nothing."""
-    label = "cold.cache_condition is fresh_process_empty_cache"
+    """A cold call labelled fresh_process_empty_cache ran in a fresh process, and its cache was
+    listed (_listed)."""
     if not cold.fresh_process:
-        return f"{label}, but fresh_process is false: a call in a process already running is no fresh process"
-    if schema_tuple(data.schema_version) >= (1, 1) and absent(cold.cache_entries_before) and not cold.cache_dirs:
-        return f"{label}, but the call lists no cache folder (cache_entries_before, cache_dirs): an empty cache is said only of folders listed empty before the call"
+        return "cold.cache_condition is fresh_process_empty_cache, but fresh_process is false: a call in a process already running is no fresh process"
+    return _listed("cold.cache_condition", cold, data)
+
+
+def _listed(name: str, call: Any, data: Any) -> str | None:
+    """A call (a cold call, or a compile) labelled fresh_process_empty_cache had (logs from 1.1
+    on) its cache listed before it: the collector labels a call whose folders it did not list as
+    met a persistent cache (collector/run/capture.py, cold_condition). Every page and comparison
+    reads the label as a compile from nothing."""
+    if schema_tuple(data.schema_version) >= (1, 1) and absent(call.cache_entries_before) and not call.cache_dirs:
+        return f"{name} is fresh_process_empty_cache, but the call lists no cache folder (cache_entries_before, cache_dirs): an empty cache is said only of folders listed empty before the call"
     return None
 
 
