@@ -120,3 +120,21 @@ def test_a_build_by_another_version_removes_the_pages_the_earlier_build_wrote_an
     assert len(first) == len(second) == 1 and first != second
     pages = sorted(p.name for p in (out / "runs").iterdir())
     assert len(pages) == 2 and not [p for p in pages if p.startswith(cpu[0].name)], "the removed run's page goes too"
+
+
+def test_a_state_file_cannot_name_pages_for_removal_outside_what_it_checks(tmp_path: Path) -> None:
+    """Review of the removal above: a same-version state holding an 'earlier build' entry had it
+    taken unchecked, and a build removed the site's assets/ and a current run's page."""
+    import json
+
+    runs = _runs(tmp_path)
+    out = tmp_path / "site"
+    assert CliRunner().invoke(main, ["site", str(runs), "--out", str(out)]).exit_code == 0
+    state_path = out / ".reportgen-state.json"
+    state = json.loads(state_path.read_text(encoding="utf-8"))
+    page = next((out / "runs").iterdir()).name
+    state["earlier build"] = {"comparisons": {"../assets": {}}, "workloads": {f"../runs/{page}": "0" * 64}}
+    state_path.write_text(json.dumps(state), encoding="utf-8")
+    result = CliRunner().invoke(main, ["site", str(runs), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "assets").is_dir() and (out / "runs" / page / "index.html").is_file()

@@ -278,32 +278,30 @@ def _fingerprint(folders: list[Path] | None = None) -> str:
     return digest.hexdigest()
 
 
-EARLIER = "earlier build"  # _load_state: the state another version's build left, for removals only
-
-
-def _load_state(out_dir: Path, fingerprint: str, result: SiteResult) -> dict[str, Any]:
-    """The previous build's state, or an empty one (with a warning when it was unusable)."""
+def _load_state(out_dir: Path, fingerprint: str, result: SiteResult) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The previous build's state, or an empty one (with a warning when it was unusable); and,
+    where another version wrote it, that state apart (checked alike), never used as a cache: its
+    pages that this build does not write again are removed as a build by the same version
+    removes them."""
     path = out_dir / STATE_NAME
     empty: dict[str, Any] = {"runs": {}}
     if not os.path.lexists(path):
-        return empty
+        return empty, {}
     try:
         if os.path.islink(path):
             raise NotReadable("a symlink; the state file must be a plain file in the output folder")
         raw = json.loads(read_bounded(path, MAX_STATE_BYTES).decode("utf-8"))
         if isinstance(raw, dict) and raw.get("fingerprint") != fingerprint:
-            # Written by another version: a full build, nothing wrong. What that build wrote is
-            # kept apart (EARLIER), never as a cache, so its pages that this build does not
-            # write again are removed as a build by the same version removes them.
+            # Written by another version: a full build, nothing wrong.
             try:
-                return {**empty, EARLIER: _check_state({**raw, "fingerprint": fingerprint})}
+                return empty, _check_state({**raw, "fingerprint": fingerprint})
             except ValueError:
-                return empty
-        return _check_state(raw)
+                return empty, {}
+        return _check_state(raw), {}
     except (NotReadable, OSError, ValueError, RecursionError) as exc:
         reason = _first_error(exc) if isinstance(exc, ValidationError) else " ".join(str(exc).split())
         result.warnings.append(f"reportgen site: warning: ignoring {path} ({reason}); doing a full build")
-        return empty
+        return empty, {}
 
 
 def _published_state(published: str, store: Store, fingerprint: str, result: SiteResult) -> dict[str, Any] | None:
@@ -943,8 +941,7 @@ def build_site(
         raise NoRunLogs(found.skipped, found.output_met)
     check.forget(result.warnings)
     fingerprint = _fingerprint()
-    state = _load_state(out_dir, fingerprint, result)
-    earlier: dict[str, Any] = state.pop(EARLIER, {})
+    state, earlier = _load_state(out_dir, fingerprint, result)
     dropped: dict[str, Any] = dict(earlier.get("runs", {}))
     if state["runs"] and not check.vouches_for_state():
         # A cache only, trusted while it is the file the last build wrote (the record that build
