@@ -932,84 +932,87 @@ def _module_finding(module: Path, line: int | None, needed: tuple[str, ...] = ()
     return Finding("module-missing", "revise", title, detail, first, "", "plan", key="workload.module", line=line)
 
 
-# Calls and attributes through which a module may bind names no statement shows (writes through
-# globals(), exec, setattr on the module, sys.modules, a module __getattr__): a module that uses
-# any of them at its top level is not judged by its statements.
-_DYNAMIC_CALLS = frozenset({"globals", "locals", "vars", "exec", "eval", "setattr", "__import__"})
-_DYNAMIC_ATTRIBUTES = frozenset({"modules", "__dict__", "__setattr__"})
+# Names and attributes through which a module may bind names no statement shows (writes through
+# globals(), exec, setattr on the module, sys.modules): a module that uses any of them anywhere,
+# a function or class body included, is not judged by its statements.
+_DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "setattr", "__import__"})
+_DYNAMIC_ATTRIBUTES = _DYNAMIC_NAMES | {"modules", "__dict__", "__setattr__"}
 
 
 def module_lacks(module: Path, needed: tuple[str, ...]) -> list[str]:
-    """The names of ``needed`` that the module's top level does not bind to something callable,
-    read from its syntax tree (never run): a def or class, an import, an assignment of anything
-    but a literal (a number, string, None...), a walrus; inside a top-level if, try, with or loop
-    too, less what a top-level ``del`` removes. Empty when every one is bound, or when the source
-    cannot tell: unreadable, past MAX_MODULE_BYTES, not parsed, a star import, a module
-    ``__getattr__``, or a top-level call or attribute that may bind names (_DYNAMIC_CALLS,
-    _DYNAMIC_ATTRIBUTES)."""
+    """The names of ``needed`` that no statement of the module's top level binds to something
+    that may be callable, read from its syntax tree (never run): a def or class, an import, an
+    assignment of anything but a literal (a number, a string, None...), a walrus, a loop or with
+    target, a match capture, a name a function declares global; inside a top-level if, try,
+    with, loop or match too. A name bound only to literals lacks its function; a del, which may
+    not run, is not read. Empty when every one is bound, or when the source cannot tell:
+    unreadable, past MAX_MODULE_BYTES, not parsed, a star import, a module ``__getattr__``, or
+    anything of _DYNAMIC_NAMES or _DYNAMIC_ATTRIBUTES. Errs towards 'defined': a plan review
+    never refuses a module the collector would load."""
     try:
         if module.stat().st_size > MAX_MODULE_BYTES:
             return []
         tree = ast.parse(module.read_bytes())
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    bound: dict[str, bool] = {}  # name -> bound to something that may be callable
-    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    bound: dict[str, bool] = {}  # name -> a binding that may be callable
 
-    def top_level(node: ast.AST) -> list[ast.AST]:
-        """The node and every node below it outside function and class bodies (and lambdas)."""
-        found, stack = [], [node]
-        while stack:
-            current = stack.pop()
-            found.append(current)
-            if current is not node and isinstance(current, scopes):
-                continue
-            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                stack.extend(current.decorator_list)  # evaluated at the top level; the body is not
-                continue
-            stack.extend(ast.iter_child_nodes(current))
-        return found
+    def bind(name: str, maybe_callable: bool = True) -> None:
+        bound[name] = bound.get(name, False) or maybe_callable
 
-    def names(target: ast.expr, value: ast.expr | None) -> None:
-        callable_ = not isinstance(value, (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple))
+    def names(target: ast.AST, value: ast.AST | None) -> None:
+        literal = isinstance(value, (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple))
         if isinstance(target, ast.Name):
-            bound[target.id] = callable_
+            bind(target.id, not literal)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 names(element.value if isinstance(element, ast.Starred) else element, None)
 
-    for node in (n for statement in tree.body for n in top_level(statement)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node.name == "__getattr__":
-                return []
-            bound[node.name] = True
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                names(target, node.value)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            names(node.target, node.value)
-        elif isinstance(node, ast.NamedExpr):
-            names(node.target, node.value)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            names(node.target, None)
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            names(node.optional_vars, None)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound[node.name] = True
-        elif isinstance(node, ast.Import):
-            bound.update((a.asname or a.name.split(".")[0], True) for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if any(a.name == "*" for a in node.names):
-                return []
-            bound.update((a.asname or a.name, True) for a in node.names)
-        elif isinstance(node, ast.Delete):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    bound.pop(target.id, None)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _DYNAMIC_CALLS:
+    bodies = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    stack: list[tuple[ast.AST, bool]] = [(statement, True) for statement in tree.body]
+    while stack:
+        node, top = stack.pop()
+        if isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES:
             return []
-        elif isinstance(node, ast.Attribute) and node.attr in _DYNAMIC_ATTRIBUTES:
+        if isinstance(node, ast.Attribute) and node.attr in _DYNAMIC_ATTRIBUTES:
             return []
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return []
+        if isinstance(node, ast.Global):  # a function may bind it at the top level when called
+            for name in node.names:
+                bind(name)
+        if top:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bind(node.name)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    names(target, node.value)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+                names(node.target, node.value)
+            elif isinstance(node, ast.NamedExpr):
+                names(node.target, node.value)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                names(node.target, None)
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                names(node.optional_vars, None)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bind(node.name)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    bind(alias.asname or alias.name.split(".")[0])
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    bind(alias.asname or alias.name)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                bind(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                bind(node.rest)
+        # Below a def, class or lambda, names are that body's own: only what may bind module
+        # names there is looked for (the checks above the ``top`` ones).
+        inner = top and not isinstance(node, bodies)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    if "__getattr__" in bound:  # a module __getattr__ answers any name
+        return []
     return [name for name in needed if not bound.get(name, False)]
 
 
