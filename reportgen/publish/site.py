@@ -32,7 +32,6 @@ import json
 import os
 import re
 import stat
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -127,7 +126,7 @@ from reportgen.storage.ledgers import find_ledgers
 from reportgen.publish.site_rows import FIRST_ROWS, rows_data, rows_script, shown_stamp, utc_stamp
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
-from collector.visible import terminal
+from collector.visible import tell, terminal
 
 # A summary kept in a site's state is made again when this changes (with the package version).
 # 3: summaries carry the device name, plan-check on the logged plan, collector and schema version,
@@ -391,32 +390,15 @@ def _gather(
     return entries
 
 
-def progress(line: str) -> None:
-    """One progress line on stderr. A stderr that cannot be written (its reader went away, as in
-    `site RUNS 2>&1 | head`, or a full disk) stops the progress, not the build: stderr is pointed
-    at /dev/null from then on (so neither a later line nor the flush at exit fails again), and the
-    command's last lines and exit code say how the build ended."""
-    try:
-        print(line, file=sys.stderr, flush=True)
-    except OSError:
-        try:
-            fd = sys.stderr.fileno()
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            try:
-                os.dup2(devnull, fd)
-            finally:
-                os.close(devnull)
-        except (AttributeError, OSError, ValueError):
-            pass  # no descriptor (a captured stream): each later line fails and is dropped alike
-
-
 def _entry(
     found: LogEntry, key: str, cached: dict[str, Any] | None, index: int, total: int, result: SiteResult, max_bytes: int
 ) -> Entry | None:
     log = found.path
     if cached:
         return Entry(log, key, RunSummary.from_dict(cached), None, found.annotations)
-    progress(terminal(f"reportgen site: [{index}/{total}] {shown(log)}"))
+    # A stderr that cannot be written (`site RUNS 2>&1 | head`, a full disk) stops the progress
+    # lines, not the build (collector.visible.tell): the last lines and exit code say how it ended.
+    tell(f"reportgen site: [{index}/{total}] {shown(log)}")
     try:
         judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False, site=True)
         return Entry(log, key, summarize(judged), judged, found.annotations)
