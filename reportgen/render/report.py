@@ -323,40 +323,35 @@ RECORD_NAME = ".reportgen-report.json"
 RECORD_MAX_BYTES = 64 * 1024
 
 
-def _sha256(path: Path) -> str | None:
-    """The sha256 of a regular file (a link or anything else: None)."""
+def _regular_bytes(path: Path, limit: int | None = None) -> bytes | None:
+    """The bytes of a regular file (at most ``limit``); None for a link (never followed), anything
+    else, a larger file, or one that cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     with os.fdopen(fd, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        digest = hashlib.sha256()
         try:
-            for block in iter(lambda: stream.read(1 << 20), b""):
-                digest.update(block)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            data = stream.read() if limit is None else stream.read(limit + 1)
         except OSError:
             return None
-        return digest.hexdigest()
+    return None if limit is not None and len(data) > limit else data
+
+
+def _sha256(path: Path) -> str | None:
+    data = _regular_bytes(path)
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def _recorded(out_dir: Path) -> dict[str, str]:
     """The earlier report's record in out_dir ({} when there is none, or it is no regular file
     of at most RECORD_MAX_BYTES holding such a record: a link is not followed)."""
+    raw = _regular_bytes(out_dir / RECORD_NAME, RECORD_MAX_BYTES)
     try:
-        fd = os.open(out_dir / RECORD_NAME, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return {}
-    try:
-        with os.fdopen(fd, "rb") as stream:
-            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-                return {}
-            raw = stream.read(RECORD_MAX_BYTES + 1)
-            if len(raw) > RECORD_MAX_BYTES:
-                return {}
-            data = json.loads(raw)
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
         return {}
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict):
@@ -380,11 +375,7 @@ def remove_stale(out_dir: Path, kept: set[str], record: bool = True) -> tuple[li
     for name in REPORT_FILES:
         if name in kept or not os.path.lexists(out_dir / name):
             continue
-        if (
-            earlier.get(name) is not None
-            and earlier.get(name) == _sha256(out_dir / name)
-            and _remove_file(out_dir / name)
-        ):
+        if name in earlier and earlier[name] == _sha256(out_dir / name) and _remove_file(out_dir / name):
             removed.append(out_dir / name)
         else:
             left.append(out_dir / name)
