@@ -30,6 +30,22 @@ def _said_unstable(event: dict[str, Any]) -> None:
             stability.update(verdict="unstable", reasons=["drift"], flag="unstable timing")
 
 
+def _diff_line(before: Path, after: Path) -> str:
+    """The diff's line of CASE."""
+    text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
+    return next(line for line in text.splitlines() if line.startswith(f"  {CASE}: "))
+
+
+def _compared_cell(tmp_path: Path, before: Path, after: Path) -> dict[str, Any]:
+    """compare.json's entry of CASE."""
+    out = tmp_path / "cmp"
+    assert (
+        RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "json"]).exit_code == 0
+    )
+    (cell,) = [c for c in json.loads((out / "compare.json").read_text(encoding="utf-8"))["cells"] if c["case"] == CASE]
+    return cell  # type: ignore[no-any-return]
+
+
 def test_the_report_counts_it_undecided_and_says_why(tmp_path: Path) -> None:
     run = _copy(tmp_path, "said", _said_unstable)
     assert RUNNER.invoke(main, ["validate", str(run)]).exit_code == 0
@@ -47,14 +63,9 @@ def test_the_report_counts_it_undecided_and_says_why(tmp_path: Path) -> None:
 
 def test_diff_compare_and_the_trend_decide_nothing_from_it(tmp_path: Path) -> None:
     before, after = _copy(tmp_path, "before"), _copy(tmp_path, "after", _said_unstable)
-    text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
-    line = next(line for line in text.splitlines() if line.startswith(f"  {CASE}: "))
+    line = _diff_line(before, after)
     assert "no verdict: unstable timing" in line and SAID in line, line
-    out = tmp_path / "cmp"
-    assert (
-        RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "json"]).exit_code == 0
-    )
-    (cell,) = [c for c in json.loads((out / "compare.json").read_text(encoding="utf-8"))["cells"] if c["case"] == CASE]
+    cell = _compared_cell(tmp_path, before, after)
     timing = cell["timing"]
     assert timing["verdict"] == "unstable timing" and not timing["in_geomean"], timing
     assert timing["flags"] == [f"unstable timing: {SAID} on the candidate"], timing
@@ -80,14 +91,9 @@ def test_a_series_its_collector_could_not_classify_decides_nothing_either(tmp_pa
     'stable' in details.csv, and counted in the geometric mean: only a logged 'unstable' was kept."""
     before, after = _copy(tmp_path, "before"), _copy(tmp_path, "after", _said_unclassified)
     assert RUNNER.invoke(main, ["validate", str(after)]).exit_code == 0
-    text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
-    line = next(line for line in text.splitlines() if line.startswith(f"  {CASE}: "))
+    line = _diff_line(before, after)
     assert "no verdict: timing not classified" in line and UNREAD in line, line
-    out = tmp_path / "cmp"
-    assert (
-        RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "json"]).exit_code == 0
-    )
-    (cell,) = [c for c in json.loads((out / "compare.json").read_text(encoding="utf-8"))["cells"] if c["case"] == CASE]
+    cell = _compared_cell(tmp_path, before, after)
     assert not cell["timing"]["in_geomean"], cell["timing"]
     report = tmp_path / "report"
     assert RUNNER.invoke(main, ["report", str(after), "--out", str(report), "--format", "md"]).exit_code == 0
@@ -113,6 +119,5 @@ def test_a_rule_named_like_a_verdict_is_read_as_a_rule(tmp_path: Path) -> None:
             stability["reasons"] = ["unclassified", "drift"]
 
     before, after = _copy(tmp_path, "before"), _copy(tmp_path, "after", named)
-    text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
-    line = next(line for line in text.splitlines() if line.startswith(f"  {CASE}: "))
+    line = _diff_line(before, after)
     assert "classified it unstable (unclassified, drift)" in line and "could not classify" not in line, line
