@@ -321,3 +321,14 @@ def test_a_site_whose_progress_cannot_be_written_is_built(tmp_path: Path, stderr
             os.close(write)
         assert done.returncode == 141
     assert len(list((out / "runs").iterdir())) == 2 and (out / "index.html").is_file()
+
+
+def test_a_record_place_that_cannot_be_written_is_refused_before_any_page(tmp_path: Path) -> None:
+    """A FIFO where the report's record goes: the pages were written, then 'cannot write' and
+    exit 2. Its place is checked with the pages', before anything is written."""
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / RECORD_NAME)
+    result = CliRunner().invoke(main, ["report", str(TINY), "--out", str(out)])
+    assert result.exit_code == 2 and "FIFO" in result.output, result.output
+    assert sorted(p.name for p in out.iterdir()) == [RECORD_NAME]

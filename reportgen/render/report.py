@@ -299,7 +299,9 @@ def _write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...]) ->
     assets = asset_names() if "html" in formats else Assets("", "")
     pages = render_report(judged, out_dir, formats, assets)
     inputs = [judged.log] if isinstance(judged.log, Path) else []
-    refuse_unwritable(out_dir, [path for path, _ in pages] + [out_dir / name for name in assets.linked], inputs)
+    # The record remove_stale writes after them is checked with them (RECORD_NAME).
+    places = [path for path, _ in pages] + [out_dir / name for name in (*assets.linked, RECORD_NAME)]
+    refuse_unwritable(out_dir, places, inputs)
     if assets.linked:
         write_assets(out_dir)  # under the names asset_names gave
     written = [path for path, data in pages if write_inside(out_dir, path, data)]
