@@ -919,7 +919,19 @@ def _module_finding(module: Path, line: int | None, needed: tuple[str, ...] = ()
             f"(compiled here by {here}; a collector on another Python may read syntax this one does not)."
         )
         first = "Point workload.module at the workload's Python file, or fix the file, or review the plan with the Python that will run it."
-    elif missing := module_lacks(module, needed):
+    elif (lacking := module_lacks(module, needed))[1]:
+        title = f"the workload module {module}'s functions were not checked here"
+        detail = (
+            f"plan-check reads a workload module's source, never running it, for the functions the plan's kind "
+            f"needs ({', '.join(needed)}), but cannot tell here: {lacking[1]}. The collector imports the module "
+            "and refuses the plan without them (exit 2), so this review does not show the collector will accept it."
+        )
+        first = (
+            "Check it where torch is installed, any host: `python -m collector --workload PLAN --target cpu --max-cells 1 "
+            "--out /tmp/check` imports the module before any cell runs and names each function it lacks (exit 2)."
+        )
+        return Finding("module-unread", "note", title, detail, first, "", "plan", key="workload.module", line=line)
+    elif missing := lacking[0]:
         title = f"the workload module {module} does not define {', '.join(missing)}"
         detail = (
             f"The collector imports the module and refuses the plan without these functions (exit 2): "
@@ -939,22 +951,22 @@ _DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "setatt
 _DYNAMIC_ATTRIBUTES = _DYNAMIC_NAMES | {"modules", "__dict__", "__setattr__"}
 
 
-def module_lacks(module: Path, needed: tuple[str, ...]) -> list[str]:
+def module_lacks(module: Path, needed: tuple[str, ...]) -> tuple[list[str], str]:
     """The names of ``needed`` that no statement of the module's top level binds to something
     that may be callable, read from its syntax tree (never run): a def or class, an import, an
     assignment of anything but a literal (a number, a string, None...), a walrus, a loop or with
     target, a match capture, a name a function declares global; inside a top-level if, try,
     with, loop or match too. A name bound only to literals lacks its function; a del, which may
-    not run, is not read. Empty when every one is bound, or when the source cannot tell:
-    unreadable, past MAX_MODULE_BYTES, not parsed, a star import, a module ``__getattr__``, or
-    anything of _DYNAMIC_NAMES or _DYNAMIC_ATTRIBUTES. Errs towards 'defined': a plan review
-    never refuses a module the collector would load."""
+    not run, is not read. Errs towards 'defined': a plan review never refuses a module the
+    collector would load. The second item says why the source cannot tell, in words, with no
+    name lacking: unreadable, past MAX_MODULE_BYTES, not parsed, a star import, a module
+    ``__getattr__``, or anything of _DYNAMIC_NAMES or _DYNAMIC_ATTRIBUTES; '' when it was read."""
     try:
         if module.stat().st_size > MAX_MODULE_BYTES:
-            return []
+            return [], f"it is larger than {MAX_MODULE_BYTES:,} bytes, so its source is not read here"
         tree = ast.parse(module.read_bytes())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return [], f"its source could not be read here ({type(exc).__name__})"
     bound: dict[str, bool] = {}  # name -> a binding that may be callable
 
     def bind(name: str, maybe_callable: bool = True) -> None:
@@ -973,11 +985,11 @@ def module_lacks(module: Path, needed: tuple[str, ...]) -> list[str]:
     while stack:
         node, top = stack.pop()
         if isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES:
-            return []
+            return [], f"it uses {node.id} (line {node.lineno}), through which it may bind names no statement shows"
         if isinstance(node, ast.Attribute) and node.attr in _DYNAMIC_ATTRIBUTES:
-            return []
+            return [], f"it uses .{node.attr} (line {node.lineno}), through which it may bind names no statement shows"
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-            return []
+            return [], f"it imports * (line {node.lineno}), which may bind any name"
         if isinstance(node, ast.Global):  # a function may bind it at the top level when called
             for name in node.names:
                 bind(name)
@@ -1011,9 +1023,9 @@ def module_lacks(module: Path, needed: tuple[str, ...]) -> list[str]:
         # names there is looked for (the checks above the ``top`` ones).
         inner = top and not isinstance(node, bodies)
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
-    if "__getattr__" in bound:  # a module __getattr__ answers any name
-        return []
-    return [name for name in needed if not bound.get(name, False)]
+    if "__getattr__" in bound:
+        return [], "it defines a module __getattr__, which may answer any name"
+    return [name for name in needed if not bound.get(name, False)], ""
 
 
 def module_source_problem(module: Path) -> str | None:
