@@ -116,8 +116,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "then submit with sbatch (Slurm), or print the kubectl create command (Kubernetes). "
         "A campaign already submitted from the same files (NAME.submission names its jobs) is refused (exit 2): "
         "its queued tasks read them. "
-        "Exit codes: 0 written (and submitted), 1 not written or sbatch refused some tasks (resume submits them), "
-        "2 an invalid campaign file.",
+        "Exit codes: 0 written (and submitted); 1 not written, or sbatch refused some tasks (resume submits them) "
+        "or every task (nothing is recorded: submit again once the cause is fixed); 2 an invalid campaign file, "
+        "or a campaign already submitted from these files.",
     )
     resume = commands.add_parser(
         "resume",

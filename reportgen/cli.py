@@ -22,8 +22,9 @@ VALIDATE_HELP = """Check run logs (events.jsonl) against the event contract.
 
 Each LOG is a log file, a run folder (the events.jsonl in it), a folder of runs (every *.jsonl
 under it, as `reportgen site` finds them) or an s3:// prefix (the same, in the object store).
-Every problem is printed as FILE:LINE: severity: message. A log with only warnings (a newer
-minor schema, no run_end, a truncated last line) is valid; the report will call it incomplete.
+Every problem is printed as FILE:LINE: severity: message. A log with only warnings is valid:
+one with no run_end or a truncated last line is reported as incomplete; one of a newer minor
+schema has the fields and kinds this reportgen does not know ignored, each named.
 
 \b
 An inspection log (python -m collector inspect) is no run log: met in a folder it is left out
