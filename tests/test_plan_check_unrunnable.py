@@ -128,9 +128,13 @@ def test_a_module_that_is_there_keeps_the_plan_compatible(tmp_path: Path) -> Non
         ("def __getattr__(name):\n    return print\n", "a module __getattr__"),
         ("def _lazy(name):\n    return print\n__getattr__ = _lazy\n", "a module __getattr__"),
         ("def _install():\n    globals()['build_model'] = print\n_install()\n", "it uses globals (line 2)"),
-        ("import builtins\nbuiltins.exec('build_model = print')\n", "it uses .exec (line 2)"),
+        ("import builtins\nbuiltins.exec('build_model = print')\n", "it uses builtins.exec (line 2)"),
         ("class _S:\n    globals()['build_model'] = print\n", "it uses globals (line 2)"),
         ('exec("def build_model(): pass")\n', "it uses exec (line 1)"),
+        ("import sys as s\ns.modules[__name__].build_model = print\n", "it uses s.modules (line 2)"),
+        ("from builtins import exec as run\nrun('build_model = print')\n", "it imports from builtins (line 1)"),
+        ("import importlib\nimportlib.import_module(__name__).x = 1\n", "it uses importlib.import_module (line 2)"),
+        ("__builtins__.exec('build_model = print')\n", "it uses __builtins__.exec (line 1)"),
     ],
 )
 def test_a_module_whose_source_cannot_tell_keeps_the_plan_compatible_and_says_it_was_not_checked(
@@ -178,6 +182,17 @@ def test_a_module_whose_source_cannot_tell_keeps_the_plan_compatible_and_says_it
             "make_inputs, run_model, loss_fn, make_optimizer",
         ),
         ("def build_model():\n    pass\ndef make_inputs():\n    pass\n", "decoder_lm.toml", "new_cache, step, pad_id"),
+        # A later review: an attribute named like a builtin (model.eval(), self.modules(),
+        # self.__dict__) had turned the check off, so nearly every real workload, which puts its
+        # model in eval mode, read 'Compatible' while lacking a function.
+        (
+            "import torch\nclass M(torch.nn.Module):\n    def reset(self):\n        for m in self.modules():\n"
+            "            m.__dict__.clear()\n            object.__setattr__(m, 'x', 1)\n"
+            "def build_model():\n    return M().eval()\ndef run_model(model, inputs):\n    return model(**inputs)\n"
+            "def task_metric(outputs, reference, inputs):\n    return 1.0\n",
+            "tiny_encoder.toml",
+            "make_inputs",
+        ),
     ],
     ids=[
         "empty",
@@ -187,6 +202,7 @@ def test_a_module_whose_source_cannot_tell_keeps_the_plan_compatible_and_says_it
         "annotated-only",
         "nested",
         "generation",
+        "eval-mode-and-module-methods",
     ],
 )
 def test_a_module_that_lacks_a_function_needs_a_revised_plan(
@@ -277,3 +293,49 @@ def test_unmasked_padding_elsewhere_is_the_plans_word_on_its_preprocessing(tmp_p
     """Outside a generation plan make_inputs builds the masks: the value is recorded as declared."""
     plan = load_plan(_plan(tmp_path, lambda d: d["padding"].update(mask_padded=False)))
     assert plan.padding is not None and plan.padding["mask_padded"] is False
+
+
+def _shipped_module_with(tmp_path: Path, edit: Callable[[str], str]) -> Path:
+    """A copy of the tiny encoder's module, edited, beside its plan (named absolutely)."""
+    source = (WORKLOADS / "tiny_encoder.py").read_text(encoding="utf-8")
+    (tmp_path / "w.py").write_text(edit(source), encoding="utf-8")
+    return _plan(tmp_path, _module(str(tmp_path / "w.py")))
+
+
+def test_a_task_criterion_naming_another_metric_than_the_module_s_needs_a_revised_plan(tmp_path: Path) -> None:
+    """Before: a plan whose task criterion names 'cosine' beside a module whose TASK_METRIC is
+    'min_cosine_to_reference' read 'Compatible as specified', exit 0; the collector refused it
+    before any cell ran (exit 2). Now the review says so, at the criterion's line, exit 3."""
+    path = _shipped_module_with(tmp_path, lambda text: text)
+    text = path.read_text(encoding="utf-8").replace('metric = "min_cosine_to_reference"', 'metric = "cosine"', 1)
+    path.write_text(text, encoding="utf-8")
+    assert 'metric = "cosine"' in text
+    code, out = _plan_check(path)
+    assert code == 3, out
+    assert (
+        "[REVISE] the plan's task criterion for float32 names 'cosine', but the workload module's TASK_METRIC "
+        "is 'min_cosine_to_reference'" in out
+    ), out
+    line = next(n for n, row in enumerate(text.splitlines(), start=1) if 'metric = "cosine"' in row)
+    assert f"(line {line})" in out, out
+    done = _collector(path, tmp_path / "runs")
+    assert done.returncode == 2 and "TASK_METRIC is 'min_cosine_to_reference'" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text,
+        lambda text: text.replace('TASK_METRIC = "min_cosine_to_reference"', "from os import sep as TASK_METRIC"),
+        lambda text: text + "\nTASK_METRIC = 'cosine' if False else TASK_METRIC\n",
+        lambda text: text.replace('TASK_METRIC = "min_cosine_to_reference"', "TASK_METRIC: str"),
+    ],
+    ids=["the-same", "imported", "computed", "annotated-only"],
+)
+def test_a_task_metric_the_source_does_not_state_as_one_string_is_not_judged(
+    tmp_path: Path, edit: Callable[[str], str]
+) -> None:
+    """Only a TASK_METRIC every binding of which assigns one string is read: the shipped module
+    against its own plan, or one bound otherwise, keeps the plan as it was."""
+    code, out = _plan_check(_shipped_module_with(tmp_path, edit))
+    assert code == 0 and "TASK_METRIC" not in out, out

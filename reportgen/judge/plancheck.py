@@ -897,11 +897,18 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
             f"{inspection.path}: inspects the workload {inspection.start.workload!r}, not this plan's {plan.name!r}"
         )
     needed = required_functions(bool(plan.generation), bool(plan.training))
-    module = _module_finding(plan.module_path, planschema.key_lines(text).get("workload.module"), needed)
+    lines = planschema.key_lines(text)
+    module = _module_finding(plan.module_path, lines.get("workload.module"), needed, plan.tolerances, lines)
     return _review(str(path), raw, plan, target, inspection, text, [module] if module else [])
 
 
-def _module_finding(module: Path, line: int | None, needed: tuple[str, ...] = ()) -> Finding | None:
+def _module_finding(
+    module: Path,
+    line: int | None,
+    needed: tuple[str, ...] = (),
+    tolerances: dict[str, dict[str, Any]] | None = None,
+    lines: dict[str, int] | None = None,
+) -> Finding | None:
     """The workload module as the collector finds it before anything runs: a file there, whose
     source compiles and defines the functions the plan's kind needs (``needed``; read, never
     run). Else the collector refuses the plan (exit 2), and a review here says so: reviewed where
@@ -919,11 +926,11 @@ def _module_finding(module: Path, line: int | None, needed: tuple[str, ...] = ()
             f"(compiled here by {here}; a collector on another Python may read syntax this one does not)."
         )
         first = "Point workload.module at the workload's Python file, or fix the file, or review the plan with the Python that will run it."
-    elif (lacking := module_lacks(module, needed))[1]:
+    elif (reading := read_module(module, needed)).unread:
         title = f"the workload module {module}'s functions were not checked here"
         detail = (
             f"plan-check reads a workload module's source, never running it, for the functions the plan's kind "
-            f"needs ({', '.join(needed)}), but cannot tell here: {lacking[1]}. The collector imports the module "
+            f"needs ({', '.join(needed)}), but cannot tell here: {reading.unread}. The collector imports the module "
             "and refuses the plan without them (exit 2), so this review does not show the collector will accept it."
         )
         first = (
@@ -931,7 +938,7 @@ def _module_finding(module: Path, line: int | None, needed: tuple[str, ...] = ()
             "--out /tmp/check` imports the module before any cell runs and names each function it lacks (exit 2)."
         )
         return Finding("module-unread", "note", title, detail, first, "", "plan", key="workload.module", line=line)
-    elif missing := lacking[0]:
+    elif missing := reading.lacking:
         title = f"the workload module {module} does not define {', '.join(missing)}"
         detail = (
             f"The collector imports the module and refuses the plan without these functions (exit 2): "
@@ -939,43 +946,119 @@ def _module_finding(module: Path, line: int | None, needed: tuple[str, ...] = ()
             "never run: no top-level statement binds these names."
         )
         first = 'Define these functions in the workload module (collector/README.md, "Writing a workload"), or point workload.module at the workload\'s file.'
+    elif (named := _other_task_metric(reading.task_metric, tolerances or {})) is not None:
+        dtype, metric = named
+        title = f"the plan's task criterion for {dtype} names {metric!r}, but the workload module's TASK_METRIC is {reading.task_metric!r}"
+        detail = (
+            "The collector refuses the plan before any cell runs (exit 2): task_metric() would be judged by another "
+            f"metric's criterion, which passes or fails the wrong way. Read from {module}'s source, never run."
+        )
+        first = "Make the two the same: name the metric task_metric() computes in the plan's task criterion, or fix TASK_METRIC."
+        key = f"tolerances.{dtype}.task.metric"
+        return Finding(
+            "task-metric-other", "revise", title, detail, first, "", "plan", key=key, line=(lines or {}).get(key, line)
+        )
     else:
         return None
     return Finding("module-missing", "revise", title, detail, first, "", "plan", key="workload.module", line=line)
 
 
-# Names and attributes through which a module may bind names no statement shows (writes through
-# globals(), exec, setattr on the module, sys.modules): a module that uses any of them anywhere,
-# a function or class body included, is not judged by its statements.
+def _other_task_metric(stated: str | None, tolerances: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
+    """The first dtype (sorted, as the collector checks them) whose task criterion names another
+    metric than the module's TASK_METRIC (``collector.workload.check_task_metric``), with it."""
+    if stated is None:
+        return None
+    for dtype, tol in sorted(tolerances.items()):
+        named = (tol.get("task") or {}).get("metric") if isinstance(tol, dict) else None
+        if named is not None and named != stated:
+            return dtype, str(named)
+    return None
+
+
+# Names through which a module may bind names no statement shows (exec, writes through
+# globals()): a module that uses any of them anywhere, a function or class body included, is not
+# judged by its statements. The same of the modules that hold them (``builtins.exec``,
+# ``sys.modules[__name__]``, ``importlib.import_module(__name__)``), by whatever name the module
+# imports them; an attribute of another object (``model.eval()``, ``self.modules()``) is not one.
 _DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "setattr", "__import__"})
-_DYNAMIC_ATTRIBUTES = _DYNAMIC_NAMES | {"modules", "__dict__", "__setattr__"}
+_DYNAMIC_OF_MODULE = {
+    "builtins": _DYNAMIC_NAMES,
+    "sys": frozenset({"modules"}),
+    "importlib": frozenset({"import_module"}),
+}
 
 
-def module_lacks(module: Path, needed: tuple[str, ...]) -> tuple[list[str], str]:
+@dataclass(frozen=True)
+class ModuleReading:
+    """What a workload module's source tells, read and never run (``read_module``)."""
+
+    lacking: list[str]  # names the plan's kind needs that no top-level statement binds
+    unread: str = ""  # why the source cannot tell, in words ('' when it was read; nothing lacks then)
+    task_metric: str | None = None  # TASK_METRIC, where the module binds it only to one string
+
+
+def _dynamic_aliases(tree: ast.Module) -> dict[str, frozenset[str]]:
+    """Each name the module binds to a module of _DYNAMIC_OF_MODULE (``import sys as s``), with
+    that module's attributes that may bind names; ``__builtins__`` is builtins'."""
+    aliases = {"__builtins__": _DYNAMIC_NAMES}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in _DYNAMIC_OF_MODULE:
+                    aliases[alias.asname or alias.name] = _DYNAMIC_OF_MODULE[alias.name]
+    return aliases
+
+
+def _dynamic_use(node: ast.AST, aliases: dict[str, frozenset[str]]) -> str:
+    """In words, how ``node`` may bind module names no statement shows; '' when it cannot."""
+    line = getattr(node, "lineno", "?")
+    if isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES:
+        return f"it uses {node.id} (line {line}), through which it may bind names no statement shows"
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        if node.attr in aliases.get(node.value.id, ()):
+            return (
+                f"it uses {node.value.id}.{node.attr} (line {line}), through which it may bind names no statement shows"
+            )
+    if isinstance(node, ast.ImportFrom):
+        if any(a.name == "*" for a in node.names):
+            return f"it imports * (line {line}), which may bind any name"
+        if (names := _DYNAMIC_OF_MODULE.get(node.module or "")) and any(a.name in names for a in node.names):
+            return f"it imports from {node.module} (line {line}) what may bind names no statement shows"
+    return ""
+
+
+def read_module(module: Path, needed: tuple[str, ...]) -> ModuleReading:
     """The names of ``needed`` that no statement of the module's top level binds to something
     that may be callable, read from its syntax tree (never run): a def or class, an import, an
     assignment of anything but a literal (a number, a string, None...), a walrus, a loop or with
     target, a match capture, a name a function declares global; inside a top-level if, try,
     with, loop or match too. A name bound only to literals lacks its function; a del, which may
     not run, is not read. Errs towards 'defined': a plan review never refuses a module the
-    collector would load. The second item says why the source cannot tell, in words, with no
-    name lacking: unreadable, past MAX_MODULE_BYTES, not parsed, a star import, a module
-    ``__getattr__``, or anything of _DYNAMIC_NAMES or _DYNAMIC_ATTRIBUTES; '' when it was read."""
+    collector would load. ``unread`` says why the source cannot tell, with no name lacking:
+    unreadable, past MAX_MODULE_BYTES, not parsed, a star import, a module ``__getattr__``, or a
+    use of _DYNAMIC_NAMES or _DYNAMIC_OF_MODULE. ``task_metric``: the string TASK_METRIC is bound
+    to, where every binding of it is an assignment of that one string literal."""
     try:
         if module.stat().st_size > MAX_MODULE_BYTES:
-            return [], f"it is larger than {MAX_MODULE_BYTES:,} bytes, so its source is not read here"
+            return ModuleReading([], f"it is larger than {MAX_MODULE_BYTES:,} bytes, so its source is not read here")
         tree = ast.parse(module.read_bytes())
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        return [], f"its source could not be read here ({type(exc).__name__})"
+        return ModuleReading([], f"its source could not be read here ({type(exc).__name__})")
+    aliases = _dynamic_aliases(tree)
+    metric_values: list[object] = []  # each binding of TASK_METRIC: its literal string, else None
     bound: dict[str, bool] = {}  # name -> a binding that may be callable
 
-    def bind(name: str, maybe_callable: bool = True) -> None:
+    def bind(name: str, maybe_callable: bool = True, value: ast.AST | None = None) -> None:
         bound[name] = bound.get(name, False) or maybe_callable
+        if name == "TASK_METRIC":
+            metric_values.append(
+                value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+            )
 
-    def names(target: ast.AST, value: ast.AST | None) -> None:
+    def names(target: ast.AST, value: ast.AST | None, assigned: bool = False) -> None:
         literal = isinstance(value, (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple))
         if isinstance(target, ast.Name):
-            bind(target.id, not literal)
+            bind(target.id, not literal, value if assigned else None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 names(element.value if isinstance(element, ast.Starred) else element, None)
@@ -984,12 +1067,8 @@ def module_lacks(module: Path, needed: tuple[str, ...]) -> tuple[list[str], str]
     stack: list[tuple[ast.AST, bool]] = [(statement, True) for statement in tree.body]
     while stack:
         node, top = stack.pop()
-        if isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES:
-            return [], f"it uses {node.id} (line {node.lineno}), through which it may bind names no statement shows"
-        if isinstance(node, ast.Attribute) and node.attr in _DYNAMIC_ATTRIBUTES:
-            return [], f"it uses .{node.attr} (line {node.lineno}), through which it may bind names no statement shows"
-        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-            return [], f"it imports * (line {node.lineno}), which may bind any name"
+        if why := _dynamic_use(node, aliases):
+            return ModuleReading([], why)
         if isinstance(node, ast.Global):  # a function may bind it at the top level when called
             for name in node.names:
                 bind(name)
@@ -998,8 +1077,10 @@ def module_lacks(module: Path, needed: tuple[str, ...]) -> tuple[list[str], str]
                 bind(node.name)
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
-                    names(target, node.value)
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+                    names(target, node.value, assigned=True)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                names(node.target, node.value, assigned=True)
+            elif isinstance(node, ast.AugAssign):
                 names(node.target, node.value)
             elif isinstance(node, ast.NamedExpr):
                 names(node.target, node.value)
@@ -1024,8 +1105,12 @@ def module_lacks(module: Path, needed: tuple[str, ...]) -> tuple[list[str], str]
         inner = top and not isinstance(node, bodies)
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
     if "__getattr__" in bound:
-        return [], "it defines a module __getattr__, which may answer any name"
-    return [name for name in needed if not bound.get(name, False)], ""
+        return ModuleReading([], "it defines a module __getattr__, which may answer any name")
+    # Any binding but an assignment of a string (an import, a loop, a def, a global): not read.
+    metric = metric_values[0] if len(set(metric_values)) == 1 else None
+    return ModuleReading(
+        [name for name in needed if not bound.get(name, False)], "", metric if isinstance(metric, str) else None
+    )
 
 
 def module_source_problem(module: Path) -> str | None:
