@@ -116,10 +116,44 @@ def test_a_log_with_no_planned_cell_says_nothing_was_measured(tmp_path: Path) ->
     text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "No planned cell in the log: nothing was measured." in text and "All 0 planned" not in text
     assert "| none | no planned cell in the log |" in text and "every planned cell passed" not in text
-    # It stopped before its plan event: its tolerances were never written, not left out of a plan,
-    # and a workload error may not happen again (build_model() timing out): collect again first.
-    assert "Next: collect the missing cells again with the same plan" in text
+    # It stopped before its plan event: its tolerances were never written, not left out of a plan.
+    # A later review: the step read "collect the missing cells again with the same plan", which a
+    # module lacking a function stops the same way again. Now: fix what the error names, or
+    # collect again as it is where it may not repeat (build_model() timing out).
+    assert "Next: fix what the workload error under Disposition names" in text, text
+    assert "an error that may not repeat (a timeout, a file that could not be read), collect again as it is" in text
+    assert "same plan" not in text
     assert "Next: declare tolerances" not in text and "change the plan" not in text
+
+
+@pytest.mark.parametrize(
+    "reason,step",
+    [
+        ("received SIGINT", "Next: collect the missing cells again with the same plan"),
+        ("workload code called sys.exit(3)", "Next: fix what the workload error under Disposition names"),
+        ("plan error: the model (synthetic)", "Next: change the plan as the reason under Disposition says"),
+    ],
+)
+def test_an_aborted_run_s_next_step_follows_why_it_stopped(tmp_path: Path, reason: str, step: str) -> None:
+    """An interrupted run is collected again as it is; one its workload or its plan stopped is
+    fixed first (as it is, the collector stops it the same way)."""
+    events = [e for e in base_events() if e["kind"] in ("run_start", "environment")]
+    events.append(
+        {
+            "kind": "run_end",
+            "finished_at": "2026-01-01T00:10:00Z",
+            "status": "aborted",
+            "reason": reason,
+            "cells_planned": 4,
+            "cells_recorded": 0,
+        }
+    )
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(with_envelope(events)), encoding="utf-8")
+    invoke(["report", log, "--out", tmp_path / "out", "--format", "md"])
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert step in text, text
+    assert f"Incomplete run: the run was aborted: {reason}." in text, text
 
 
 def test_a_synthetic_fixture_neither_speaks_for_its_workload_nor_stands_untagged_in_the_index(tmp_path: Path) -> None:

@@ -229,6 +229,11 @@ def rule_reference_not_repeatable(run: RunModel, notes: Notes) -> list[Reason]:
 # stops the same way, so collecting again with it is no next step. Not a workload error: that
 # prefix also carries whatever build_model() raised, which may not happen again (a timeout).
 STOPPED_ON_PLAN = "plan error:"
+# The reasons the collector gives a run its workload module stopped (collector/runner.py): run
+# again as it is, it stops the same way.
+STOPPED_ON_WORKLOAD = ("workload error:", "workload code called sys.exit")
+# The rules of an incomplete run, one a run (rule_incomplete_run).
+INCOMPLETE_RULES = ("incomplete-run", "stopped-on-plan", "stopped-on-workload")
 
 
 def incomplete_why(run: RunModel) -> str:
@@ -245,9 +250,14 @@ def incomplete_why(run: RunModel) -> str:
 def rule_incomplete_run(run: RunModel, notes: Notes) -> list[Reason]:
     if run.complete:
         return []
-    stopped = run.end is not None and run.end.status == "aborted" and (run.end.reason or "").startswith(STOPPED_ON_PLAN)
+    why = (run.end.reason or "") if run.end is not None and run.end.status == "aborted" else ""
     untested = [c for c in run.with_status("untested") if c.untested_reason is None]
-    rule = "stopped-on-plan" if stopped else "incomplete-run"
+    if why.startswith(STOPPED_ON_PLAN):
+        rule = "stopped-on-plan"
+    elif why.startswith(STOPPED_ON_WORKLOAD):
+        rule = "stopped-on-workload"
+    else:
+        rule = "incomplete-run"
     return [Reason(rule, "blocked", f"Incomplete run: {incomplete_why(run)}.", _cases(untested))]
 
 

@@ -69,6 +69,7 @@ NEXT_STEPS: dict[str, str] = {
     "reference-not-repeatable": "make the reference repeat within the tolerance (seed or remove what is random in the forward, such as dropout left on or a buffer updated per call; torch.use_deterministic_algorithms), then collect again",
     "incomplete-run": "collect the missing cells again with the same plan (`{collect}`)",
     "stopped-on-plan": "change the plan as the reason under Disposition says (as it is, the collector stops it again the same way), then collect again",
+    "stopped-on-workload": "fix what the workload error under Disposition names (a module that lacks a function, or raises, stops the collector again the same way), then collect again; an error that may not repeat (a timeout, a file that could not be read), collect again as it is (`{collect}`)",
     "untested-cells": "collect the untested cells with the same plan (`{collect}`)",
     "layout-not-measured": "collect the non-contiguous cells again with this collector, which records the layout the model receives (`{collect}`)",
     "layout-not-achieved": "make the collector feed the planned layout (see Inputs as fed), then collect those cells again",
@@ -268,10 +269,10 @@ def _verdict_step(notes: AnnotationsState, log_name: str, then: str, rerun: str)
 
 def _first(reasons: list[Reason], planless: bool = False) -> Reason:
     # A wrong target or a non-finite reference makes every other finding moot: say those first;
-    # so does a run the collector stopped on its plan, and one that stopped before its plan event
+    # so does a run the collector stopped on its plan or its workload module, and one that stopped before its plan event
     # (whose tolerances were never written, not left out of the plan).
     early = ("incomplete-run",) if planless else ()
-    for rule in ("wrong-target", "stopped-on-plan", *early, "reference-nonfinite", "tolerances"):
+    for rule in ("wrong-target", "stopped-on-plan", "stopped-on-workload", *early, "reference-nonfinite", "tolerances"):
         for reason in reasons:
             if reason.rule == rule:
                 return reason

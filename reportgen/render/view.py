@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reportgen.judge.disposition import Disposition
+from reportgen.judge.disposition import INCOMPLETE_RULES, Disposition
 from reportgen.judge.judgement import Judgement
 from reportgen.judge.nextstep import Words
 from reportgen.model.annotations import Annotations
@@ -178,7 +178,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
     incomplete = ""
     if not run.complete:
         incomplete = next(
-            (r.message for r in disposition.reasons if r.rule in ("incomplete-run", "stopped-on-plan")),
+            (r.message for r in disposition.reasons if r.rule in INCOMPLETE_RULES),
             "Incomplete run.",
         )
     scope = disposition.scope
