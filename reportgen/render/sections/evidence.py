@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from collections.abc import Mapping
 from typing import Any
 
+from reportgen import __version__
 from reportgen.model.provenance import code_and_data, installed_words
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.contract.times import utc_time
@@ -36,6 +37,7 @@ def provenance_rows(run: RunModel, judged_with: str = "") -> list[Row]:
     rows = [
         Row("run id", run.start.run_id, "run_start"),
         Row("written by", run.start.collector, "run_start"),
+        Row("event schema", run.start.schema_version, "run_start"),
         Row("origin", run.start.origin + (f": {run.start.origin_note}" if run.start.origin_note else ""), "run_start"),
         Row("command", " ".join(run.start.command), "run_start"),
         Row(
@@ -48,6 +50,7 @@ def provenance_rows(run: RunModel, judged_with: str = "") -> list[Row]:
     rows += [Row(item.key, item.value, item.where) for item in code_and_data(run)]
     if judged_with:
         rows.append(Row("judged with", judged_with, "this report"))
+    rows.append(Row("judged by", f"reportgen {__version__}", "this report"))
     task = run.start.scheduled
     if task is not None:
         where = ", ".join(
