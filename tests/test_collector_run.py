@@ -60,6 +60,10 @@ def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "[1/" in done.stderr, "progress goes to stderr"
+    # A review: an eager cell's cold call, taken when the cell was checked, was announced at the
+    # end of the run as if measured then ("cold first call (in-process)").
+    assert "b1-l16-contiguous-float32-eager: cold first call recorded (the first call its check made" in done.stderr
+    assert "cold first call (in-process)" not in done.stderr
     run_dir = _only_run_dir(tmp_path)
     reading = read_log(run_dir / "events.jsonl")
     assert reading.problems == [], [p.format() for p in reading.problems]

@@ -216,11 +216,13 @@ def time_cold(run: Run) -> None:
         # operator on first use, which is not measured), with no interpreter to start. Compiled cells get a fresh process with empty cache folders.
         # A cell checked in a fresh child (passed_elsewhere) has no call here: it is compiled.
         in_process = outcome is not None and (run.options.cold == "in-process" or cell.mode == "eager")
-        run.progress.say(f"{cell.case}: cold first call ({'in-process' if in_process else run.options.cold})")
         notes: list[str]
         if in_process and outcome is not None:
+            # Taken when the cell was checked (after its reference ran): recorded now, not measured.
+            run.progress.say(f"{cell.case}: cold first call recorded (the first call its check made, in this process)")
             cold, region, notes = _cold_in_process(cell, outcome), whole_call(run), []
         else:
+            run.progress.say(f"{cell.case}: cold first call ({run.options.cold})")
             found = _cold_fresh(run, cell)
             if found is None:
                 continue
