@@ -1321,6 +1321,12 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
         training = run.plan.training if run.plan is not None else None
         if training is not None:  # what the training steps left out is out of the scope too
             headline += f", {training.steps} training steps as the plan ran them ({training.randomness})"
+        in_scope = {c.case for g in scope.passed for c in g.cells}
+        if in_scope and in_scope <= set(reference_repeats(run)):  # rule_reference_repeats says what each shows
+            headline += (
+                f", each of which ran as its reference did (eager, in its dtype, on {scope.family}): "
+                "their passes show the computation repeats, and check nothing beyond the reference"
+            )
     undecided = undecided_cells(run)
     if undecided:  # never a plain "Suitable" over timings that decide nothing
         why = undecided_why(sum(j.unstable for j in undecided), len(undecided))

@@ -1,0 +1,48 @@
+"""A 'Suitable' whose every passing cell ran as its reference did (eager, in the reference's
+dtype, on the reference's device) says so in its headline: such passes show the computation
+repeats and check nothing beyond the reference. Before, a review's run with a zero tolerance,
+its bfloat16 mismatches accepted in annotations.toml, read "Suitable for the tested
+fixed-shape path: 4 cell(s) in float32, eager ..." with the reason only among the notes, and
+the site's index copies only the headline. The logs here are synthetic and say so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.hostile import invoke
+from tests.logbuilder import base_events, dumps, finish, with_envelope
+
+REPEATS = "each of which ran as its reference did (eager, in its dtype, on cpu)"
+
+
+def _log(tmp_path: Path, modes: tuple[str, ...]) -> Path:
+    events: list[dict[str, Any]] = []
+    for event in base_events():
+        if event["kind"] == "plan":
+            event["matrix"] = [cell for cell in event["matrix"] if cell["mode"] in modes]
+        elif "case" in event and not any(event["case"].endswith(f"-{mode}") for mode in modes):
+            continue
+        events.append(event)
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    return log
+
+
+def _headline(tmp_path: Path, log: Path) -> str:
+    done = invoke(["report", log, "--out", tmp_path / "out", "--format", "md"])
+    assert done.code == 0, done.output
+    return next(
+        line for line in (tmp_path / "out" / "report.md").read_text(encoding="utf-8").splitlines() if "Suitable" in line
+    )
+
+
+def test_a_suitable_resting_only_on_cells_that_repeat_their_reference_says_so(tmp_path: Path) -> None:
+    headline = _headline(tmp_path, _log(tmp_path, ("eager",)))
+    assert "Suitable for the tested fixed-shape path: 2 cell(s) in float32, eager" in headline, headline
+    assert REPEATS in headline and "check nothing beyond the reference" in headline, headline
+
+
+def test_a_suitable_with_a_compiled_cell_beside_them_reads_as_before(tmp_path: Path) -> None:
+    headline = _headline(tmp_path, _log(tmp_path, ("eager", "compiled")))
+    assert "Suitable for the tested fixed-shape path: 4 cell(s)" in headline and REPEATS not in headline, headline
