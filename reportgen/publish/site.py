@@ -465,6 +465,7 @@ INDEX_COLUMNS = (
     "device",
     "timing_undecided",
     "performance_stopped",
+    "adapter_note",
 )
 
 
@@ -511,6 +512,8 @@ def _index_records(summaries: list[RunSummary]) -> list[dict[str, Any]]:
             "timing_undecided": s.timing_undecided,
             # Mismatching cells without a verdict: while any, no timing of the run is a result.
             "performance_stopped": s.performance_stopped,
+            # How far the collector's adapter for the run's backend has met hardware ("": no word).
+            "adapter_note": s.adapter_note,
         }
         for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)
     ]

@@ -28,7 +28,7 @@ from reportgen.judge.comparison import (
 )
 from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields, weights_facts
 from reportgen.judge.criteria import NOT_RECORDED, declared_criteria
-from reportgen.judge.disposition import incomplete_why
+from reportgen.judge.disposition import adapter_note, incomplete_why
 from reportgen.judge.timing_stability import (
     GENERATION_SERIES,
     TOTALS,
@@ -185,6 +185,10 @@ class RunSummary:
     # no run_end, aborted and why, a cut-off last line); "" for a complete run, or in a site state
     # written before it was kept.
     ended: str = ""
+    # How far the collector's adapters for the run's backends have been exercised, from their
+    # constraint files (Judgement.adapter_note: the neuron adapter has met a stand-in only); "":
+    # nothing to say, or a site state written before it was kept.
+    adapter_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the site's state file (as dataclasses.asdict gives it, with lists for
@@ -243,6 +247,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
         synthetic=run.synthetic,
         complete=run.complete,
         ended=incomplete_why(run),
+        adapter_note=adapter_note(run),
         outcome=judged.disposition.outcome,
         headline=judged.disposition.led_headline,  # a synthetic fixture says so first: the headline travels alone (index.csv)
         versions=versions,

@@ -1,0 +1,45 @@
+"""Every place a site shows a neuron run as a result carries the word that the collector's neuron
+adapter has met a stand-in only, never Trainium. Before, the run's report and compare said so,
+but the site's index row, its "Workloads on their intended target" table, the workload page's
+latest run and history row, and index.json/index.csv did not: a review's relabelled run read
+"neuron (ran on neuron-native) | Trainium2 | ✔ Suitable" with no caveat. The neuron log here is
+synthetic and says so."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+from tests.conftest import REPO
+from tests.hostile import invoke
+from tests.logbuilder import _neuron_env, base_events, dumps, finish, with_envelope
+
+TAG = "adapter untried on hardware"
+
+
+def test_a_neuron_run_is_tagged_on_every_site_page_that_shows_it_and_a_cpu_run_is_not(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    cpu = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183"
+    shutil.copytree(cpu, runs / cpu.name)
+    events = base_events(target="neuron", family="neuron")
+    _neuron_env(events)
+    events[0].update(run_id="synthetic-neuron", started_at="2026-12-31T00:00:00Z")
+    (runs / "neuron").mkdir()
+    (runs / "neuron" / "events.jsonl").write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    site = tmp_path / "site"
+    assert invoke(["site", runs, "--out", site]).code == 0
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert index.count(TAG) >= 1 and "exercised only against a stand-in module, never on Trainium" in index
+    records = {r["run_id"]: r for r in json.loads((site / "index.json").read_text(encoding="utf-8"))}
+    assert "never on Trainium" in records["synthetic-neuron"]["adapter_note"]
+    assert records[cpu.name]["adapter_note"] == ""
+    with open(site / "index.csv", encoding="utf-8", newline="") as handle:
+        rows = {r["run_id"]: r for r in csv.DictReader(handle)}
+    assert "never on Trainium" in rows["synthetic-neuron"]["adapter_note"] and rows[cpu.name]["adapter_note"] == ""
+    workloads = {p.parent.name: p.read_text(encoding="utf-8") for p in (site / "workloads").glob("*/index.html")}
+    neuron_pages = [text for text in workloads.values() if "synthetic-neuron" in text]
+    assert neuron_pages and all(text.count(TAG) >= 2 for text in neuron_pages)  # latest per target, history row
+    cpu_pages = [text for name, text in workloads.items() if cpu.name in text and "synthetic-neuron" not in text]
+    assert all(TAG not in text for text in cpu_pages)
