@@ -1067,6 +1067,33 @@ def rule_reference_repeats(run: RunModel, notes: Notes) -> list[Reason]:
     ]
 
 
+# The name the collector logs for a task metric whose module does not name it (no TASK_METRIC).
+UNNAMED_METRIC = "task_metric"
+
+
+def rule_unnamed_metric(run: RunModel, notes: Notes) -> list[Reason]:
+    """Cells judged by a task criterion whose module does not say which metric its
+    task_metric() computes: the collector checks a stated TASK_METRIC against the plan's
+    criterion, and a module with none is judged by the plan's word only."""
+    judged: dict[str, list[str]] = {}
+    for cell in run.cells:
+        metric = cell.task_metric
+        criterion = metric.criterion if metric is not None else None
+        if metric is not None and metric.name == UNNAMED_METRIC and criterion and criterion.metric != UNNAMED_METRIC:
+            judged.setdefault(criterion.metric, []).append(cell.case)
+    return [
+        Reason(
+            "unnamed-metric",
+            "note",
+            f"The workload module does not say which metric its task_metric() computes (no TASK_METRIC): that the "
+            f"task values of {len(cases)} cell(s) are {metric!r}, as the plan's criterion names it, is the plan's word "
+            "only. A module that sets TASK_METRIC has the collector check the two agree before any cell runs.",
+            tuple(cases),
+        )
+        for metric, cases in sorted(judged.items())
+    ]
+
+
 def rule_notes(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
     if run.synthetic:
@@ -1210,6 +1237,7 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
     rule_layout,
     rule_cold_cache,
     rule_adapter,
+    rule_unnamed_metric,
     rule_notes,
     rule_timing_stability,
 ]
