@@ -334,3 +334,27 @@ def test_the_workload_page_tags_a_comparison_of_a_synthetic_run(tmp_path: Path) 
     page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
     links = page[page.index("Comparisons between targets") :].split("</p>", 1)[0]
     assert "cuda against cpu</a>" in links and '<span class="tag">synthetic</span>' in links
+
+
+def test_compare_says_a_native_neuron_run_is_evidence_for_neuron_and_a_cpu_one_is_not(tmp_path: Path) -> None:
+    """Before: a run with target neuron that ran on neuron-native (neuron's evidence family) got
+    the note 'The candidate planned target neuron but ran on neuron-native: it is evidence for
+    neuron-native only', as the family string differs from the target's. Now: no such note for
+    it; a run with target neuron on the host CPU is noted as not evidence for neuron, named as the
+    target it ran with (the plan's resolved target, not an intended one)."""
+    base = _log(tmp_path / "cuda" / "events.jsonl", timing_log("on-cuda", "cuda", "cuda", seed=0))
+    native = _log(tmp_path / "native" / "events.jsonl", timing_log("on-neuron", "neuron", "neuron-native", seed=1))
+    on_cpu = _log(tmp_path / "cpu" / "events.jsonl", timing_log("neuron-on-cpu", "neuron", "cpu", seed=2))
+    notes = {}
+    for name, cand in (("native", native), ("cpu", on_cpu)):
+        out = tmp_path / f"cmp-{name}"
+        result = RUNNER.invoke(main, ["compare", str(base), str(cand), "--out", str(out), "--format", "json,md"])
+        assert result.exit_code == 0, result.output
+        notes[name] = json.loads((out / "compare.json").read_text(encoding="utf-8"))["notes"]
+        md = (out / "compare.md").read_text(encoding="utf-8")
+        assert ("evidence for neuron-native only" in md, "not evidence for neuron" in md) == (False, name == "cpu")
+    assert not [n for n in notes["native"] if "evidence for" in n and "synthetic" not in n], notes["native"]
+    assert (
+        "The candidate ran with target neuron (as its collector resolved it) but on cpu: it is not evidence for neuron."
+        in notes["cpu"]
+    )

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Sequence
 
 from collector.timing import OFF_CLOCK_NOTE
 from reportgen.contract import events as ev
+from reportgen.judge.backend_docs import evidence_families
 from reportgen.judge.changes import (
     code_and_data_changes,
     FLAGGING_HOST_KEYS,
@@ -1602,6 +1603,15 @@ def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> li
     return out
 
 
+def evidence_for_target(side: Side) -> bool:
+    """Whether the side's run is evidence for the target it ran with (the plan's resolved target,
+    not the one its plan is meant to certify): its backend family is one the target's constraint
+    file lists as evidence (neuron-native for neuron), as the site's evidence_target says. A target
+    no file names is evidenced by its own family name only."""
+    families = evidence_families(side.target)
+    return side.family in families if families else side.family == side.target
+
+
 def _notes(base: RunModel, cand: RunModel, sides: tuple[Side, Side]) -> list[str]:
     notes = []
     for side in sides:
@@ -1615,9 +1625,10 @@ def _notes(base: RunModel, cand: RunModel, sides: tuple[Side, Side]) -> list[str
             notes.append(
                 f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching cell(s) without a verdict; no timing is compared until they have a verdict."
             )
-        if side.family != side.target:
+        if not evidence_for_target(side):
             notes.append(
-                f"The {side.role} planned target {side.target} but ran on {side.family}: it is evidence for {side.family} only."
+                f"The {side.role} ran with target {side.target} (as its collector resolved it) but on {side.family}: "
+                f"it is not evidence for {side.target}."
             )
     if sides[0].family == sides[1].family and sides[0].target == sides[1].target:
         notes.append(
