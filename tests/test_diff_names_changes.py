@@ -996,3 +996,86 @@ def test_the_host_s_math_library_and_thread_pool_variables_are_recorded(monkeypa
         "PYTORCH_TUNABLEOP_ENABLED",
     } <= set(recorded)
     assert "UNRELATED_SECRET_TOKEN" not in recorded
+
+
+def _aborted_before_plan(folder: Path, run_id: str, started_at: str) -> Path:
+    """A log the collector closed before its plan event (the workload did not load): run_start,
+    environment and an aborted run_end, as a run that failed while loading its module writes it."""
+    events = [e for e in base_events() if e["kind"] in ("run_start", "environment")]
+    events[0].update(run_id=run_id, started_at=started_at)
+    events.append(
+        {
+            "kind": "run_end",
+            "finished_at": started_at,
+            "status": "aborted",
+            "reason": "workload error: the module did not load (synthetic)",
+            "cells_planned": 4,
+            "cells_recorded": 0,
+        }
+    )
+    path = folder / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(with_envelope(events)), encoding="utf-8")
+    return path
+
+
+def test_a_diff_of_two_runs_aborted_before_their_plan_says_their_criteria_and_weights_are_not_recorded(
+    tmp_path: Path,
+) -> None:
+    """Before: two runs aborted before their plan event diffed to 'criteria changes: 0' (the
+    Markdown 'Criteria: none changed', the site's history 'Criteria: none changed (...)') and
+    'weights identified by declaration only, not verified: ... both plans declare model revision
+    'not recorded'', where neither log has a plan. Now: every format says the criteria are not
+    recorded on both sides (no plan event), and no weights are the same by declaration."""
+    a = _aborted_before_plan(tmp_path / "runs" / "a", "aborted-a", "2026-01-01T00:00:00Z")
+    b = _aborted_before_plan(tmp_path / "runs" / "b", "aborted-b", "2026-01-02T00:00:00Z")
+    note = "criteria not recorded on the before and after: their logs have no plan event"
+    text = _diff(a, b)
+    assert f"criteria changes: not known ({note})" in text and "criteria changes: 0" not in text, text
+    assert "declaration" not in text and "model revision 'not recorded'" not in text
+    md = _diff(a, b, "--format", "md")
+    assert f"**Criteria:** not known: {note}." in md and "**Criteria:** none changed." not in md
+    assert "declaration" not in md
+    data = json.loads(_diff(a, b, "--format", "json"))
+    assert data["criteria_unrecorded"] == ["before", "after"] and data["criteria_unrecorded_note"] == note
+    assert data["declared_only"] == []
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert f"<strong>Criteria: not known:</strong> {note}." in page
+    assert "Criteria: none changed" not in page and "declaration only" not in page
+
+
+def test_a_diff_of_a_run_against_one_aborted_before_its_plan_says_first_which_side_recorded_no_criteria(
+    tmp_path: Path,
+) -> None:
+    """Before: the criteria line counted the plan's declarations against 'not recorded' as
+    '16 changes' with no word that the after log has no plan at all. Now: it says first that
+    the after side recorded no criteria (no plan event), then what differs of what was recorded."""
+    a = _write(tmp_path / "a", base_events(), "whole-a")
+    b = _aborted_before_plan(tmp_path / "b", "aborted-b", "2026-01-02T00:00:00Z")
+    text = _diff(a, b)
+    line = next(line for line in text.splitlines() if line.startswith("criteria changes:"))
+    assert line.startswith(
+        "criteria changes: not known (criteria not recorded on the after: its log has no plan event; of what was recorded,"
+    ), line
+    md = _diff(a, b, "--format", "md")
+    assert "**Criteria:** not known: criteria not recorded on the after: its log has no plan event. Of what" in md
+    assert "**Criteria changed" not in md
+
+
+def test_weights_of_a_log_without_a_plan_are_never_the_same_by_declaration() -> None:
+    """Before: two logs without a plan both read model revision 'not recorded', which compared
+    equal: 'weights identified by declaration only' (same, DECLARED). Now: a side without a plan
+    declares no revision, so its weights are not recorded (UNRECORDED, not the same), on one side
+    or both; two plans declaring one revision are still the same by declaration."""
+    from reportgen.judge.identity import DECLARED, UNRECORDED, WeightsFacts, weights_identity
+
+    unplanned = WeightsFacts(None, None, False, "no plan event", None)
+    planned = WeightsFacts(None, None, False, "written before content hashes", "tiny-encoder seed 0")
+    both = weights_identity(unplanned, unplanned, ("before", "after"))
+    assert (both.same, both.basis) == (False, UNRECORDED)
+    assert both.text.startswith("weights not recorded on the before and after: their logs declare no model revision")
+    one = weights_identity(planned, unplanned, ("before", "after"))
+    assert (one.same, one.basis) == (False, UNRECORDED) and "not recorded on the after: its log declares" in one.text
+    declared = weights_identity(planned, planned, ("before", "after"))
+    assert (declared.same, declared.basis) == (True, DECLARED)

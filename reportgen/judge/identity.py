@@ -49,7 +49,9 @@ class WeightsFacts:
     # Why there is no content hash, from what the log says ("" when there is one): written before
     # content hashes (its schema version), or left out by a collector whose schema has the field.
     no_content: str = ""
-    revision: str = "not recorded"  # the model revision the plan declares, which builds seeded weights
+    # The model revision the plan declares, which builds seeded weights; None: the log has no plan
+    # event (a run that ended before it), so it declares none and nothing is the same by declaration.
+    revision: str | None = None
     # The recipe the content hash follows (collector/content.py): two recipes' hashes of the same
     # tensors differ, so only hashes of one recipe are compared.
     recipe: str = "tensor-content-v1"
@@ -59,6 +61,10 @@ def _weights_artifact(run: RunModel) -> ev.Artifact | None:
     return next((a for a in run.artifacts if a.role == "weights"), None)
 
 
+# Why a log names no weights at all: it has no plan event (the run ended before it).
+NO_PLAN = "no plan event"
+
+
 def weights_facts(run: RunModel) -> WeightsFacts:
     artifact = _weights_artifact(run)
     plan = run.plan
@@ -66,12 +72,18 @@ def weights_facts(run: RunModel) -> WeightsFacts:
     file = (plan.weights_sha256 if plan else None) or (artifact.sha256 if artifact else None)
     external = artifact is not None and artifact.path.startswith("external:")
     reason = artifact.content_unknown_reason if artifact is not None else None
+    if content:
+        no_content = ""
+    elif plan is None and artifact is None:  # it ended before its plan: no weights were built
+        no_content = NO_PLAN
+    else:
+        no_content = no_content_words(run.start.schema_version, reason)
     return WeightsFacts(
         content,
         file,
         external,
-        "" if content else no_content_words(run.start.schema_version, reason),
-        plan.model_revision if plan else "not recorded",
+        no_content,
+        plan.model_revision if plan else None,
         (artifact.content_recipe if artifact is not None else None) or "tensor-content-v1",
     )
 
@@ -140,6 +152,17 @@ def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = 
     lacking = _without_content(a, b, names)
     if a.file and b.file and a.file == b.file:
         return Identity(True, FILE, f"same weights file (sha256 {_short(a.file)}; {lacking})")
+    unplanned = [role for role, facts in zip(names, (a, b)) if not facts.revision]
+    if unplanned:
+        # A log without a plan declares no model revision: two such logs are not the same by
+        # declaration (they declare nothing), only not known to be.
+        plural = "s" if len(unplanned) > 1 else ""
+        return Identity(
+            False,
+            UNRECORDED,
+            f"weights not recorded on the {' and '.join(unplanned)}: {'their logs declare' if plural else 'its log declares'} "
+            f"no model revision ({NO_PLAN}), so the weights are not known to be the same",
+        )
     if a.external or b.external:
         return Identity(
             False,

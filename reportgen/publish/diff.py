@@ -47,6 +47,7 @@ from reportgen.judge.comparison import (
 )
 from reportgen.judge.identity import (
     DECLARED,
+    UNRECORDED,
     InputsFacts,
     WeightsFacts,
     cell_redefined,
@@ -340,6 +341,9 @@ class RunDiff:
     disposition: tuple[str, str]
     targets: tuple[str, str] = ("", "")  # each side's planned target and the backend it ran on (``where``)
     criteria: list[CriterionChange] = field(default_factory=list)  # named before any result
+    # The sides ("before", "after") whose log has no plan event (the run ended before it): their
+    # criteria are not recorded, so no page says that none changed.
+    criteria_unrecorded: list[str] = field(default_factory=list)
     new_failures: list[tuple[str, str, str]] = field(default_factory=list)
     fixed: list[tuple[str, str, str]] = field(default_factory=list)
     changed_criterion: list[CriterionPass] = field(default_factory=list)  # passes only under a changed criterion
@@ -491,10 +495,20 @@ class RunDiff:
         return f"incomplete run on {_on_sides(self.incomplete)}: {said}; its unrecorded cells are untested"
 
     @property
+    def criteria_unrecorded_note(self) -> str:
+        """'criteria not recorded on the before and after: their logs have no plan event', or ''."""
+        sides = self.criteria_unrecorded
+        if not sides:
+            return ""
+        whose = "their logs have" if len(sides) > 1 else "its log has"
+        return f"criteria not recorded on the {' and '.join(sides)}: {whose} no plan event"
+
+    @property
     def changed(self) -> bool:
         """Whether anything besides the results changed: criteria, versions, code and data, host."""
         return bool(
             self.criteria
+            or self.criteria_unrecorded
             or self.versions
             or self.code_and_data
             or self.host
@@ -523,7 +537,7 @@ class RunDiff:
             (("host",) * 2, [key for key, _, _ in self.host]),
             (("status said differently",) * 2, [case for case, _, _ in self.restated]),
         )
-        changed = []
+        changed = [self.criteria_unrecorded_note] if self.criteria_unrecorded else []  # not known either way
         for what, names in kinds:
             if not names:
                 continue
@@ -633,6 +647,7 @@ class RunDiff:
         return (
             not (
                 self.criteria
+                or self.criteria_unrecorded
                 or self.new_failures
                 or self.fixed
                 or self.changed_criterion
@@ -757,6 +772,7 @@ class RunDiff:
         data["synthetic_note"] = self.synthetic_note
         data["weights_note"] = self.weights_note
         data["incomplete_note"] = self.incomplete_note
+        data["criteria_unrecorded_note"] = self.criteria_unrecorded_note
         data["order_note"] = self.order_note
         data["interval_scope"] = self.interval_scope
         data["unstable_timing"] = self.unstable
@@ -892,6 +908,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     result.incomplete_why = {r.run_id: r.ended for r in (*befores, *afters) if not r.complete and r.ended}
     result.order_note = _order_note(befores, afters)
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
+    result.criteria_unrecorded = [role for role, r in (("before", first), ("after", last)) if not r.plan_recorded]
     result.timing_stop = timing_stop(
         (role, r.run_id, r.performance_stopped) for role, side in (("before", befores), ("after", afters)) for r in side
     )
@@ -922,7 +939,8 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         result.timing_unlike.append(f"another model: {revision.text}")
     elif not weights.same:
         other = ("weights", weights.text)
-        result.timing_unlike.append(f"other weights: {weights.text}")
+        # Weights not recorded on a side are not known to be other ones: said as they are.
+        result.timing_unlike.append(weights.text if weights.basis == UNRECORDED else f"other weights: {weights.text}")
     elif weights.basis == DECLARED:
         result.declared_only.append(weights.text)
     cells = _Cells(result, befores, afters, other, run_wide)
@@ -1243,9 +1261,14 @@ def format_diff(diff: RunDiff) -> str:
         lines.append(f"order: {diff.order_note}")
     if diff.incomplete:
         lines.append(diff.incomplete_note)
-    lines.append(
-        f"criteria changes: {len(diff.criteria)}" + (" (read every result below against them)" if diff.criteria else "")
-    )
+    if diff.criteria_unrecorded:  # not known, so never a count of none
+        recorded = f"; of what was recorded, {len(diff.criteria)} differ" if diff.criteria else ""
+        lines.append(f"criteria changes: not known ({diff.criteria_unrecorded_note}{recorded})")
+    else:
+        lines.append(
+            f"criteria changes: {len(diff.criteria)}"
+            + (" (read every result below against them)" if diff.criteria else "")
+        )
     lines += [f"  {c.text}" for c in diff.criteria]
     lines.append(f"version changes: {len(diff.versions)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]

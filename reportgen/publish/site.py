@@ -155,7 +155,9 @@ from collector.visible import tell, terminal
 # 13: a summary keeps which of a cell's timed calls were fed another layout than the cell's (no
 # ratio of such a warm figure decides anything) and the rules the log's own classification said
 # its warm series failed (a series the collector called unstable decides nothing).
-STATE_FORMAT = 13
+# 14: a summary keeps whether its log has a plan event (a diff of a run without one says its
+# criteria are not recorded, never that none changed).
+STATE_FORMAT = 14
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 HISTORY_PAIRS = 30  # consecutive pairs a workload page shows in full (a page of 300 runs stays small)

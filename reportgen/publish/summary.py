@@ -189,6 +189,9 @@ class RunSummary:
     # constraint files (Judgement.adapter_note: the neuron adapter has met a stand-in only); "":
     # nothing to say, or a site state written before it was kept.
     adapter_note: str = ""
+    # Whether the log has a plan event: a run that ended before it (aborted while loading its
+    # workload) declared no criteria, so a diff says they are not recorded, never "none changed".
+    plan_recorded: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the site's state file (as dataclasses.asdict gives it, with lists for
@@ -248,6 +251,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
         complete=run.complete,
         ended=incomplete_why(run),
         adapter_note=adapter_note(run),
+        plan_recorded=run.plan is not None,
         outcome=judged.disposition.outcome,
         headline=judged.disposition.led_headline,  # a synthetic fixture says so first: the headline travels alone (index.csv)
         versions=versions,
