@@ -428,3 +428,76 @@ def test_a_generation_only_run_page_gives_the_wait_of_its_loops(tmp_path: Path) 
     judged = judge_log(_generation_log(tmp_path, "gen", "0.001000"))
     assert judged.judgement is not None
     assert dict(judged.judgement.loop_host)[WAIT_LABEL] == "0.001 to 0.001 s"
+
+
+def _unread_wait_log(tmp_path: Path, name: str, schema: str, scale: float, seed: int, started: str) -> Path:
+    """A synthetic passing run whose every warm loop recorded its host (threads, affinity, CPU
+    count and governor alike in every run) but not the CPU wait: null with its reason in a log of
+    ``schema`` 1.4 on, which records it where the host can read it; absent in an older one."""
+    fact = {"source": "synthetic fixture"}
+    events = logbuilder.timing_log(name, scale=scale, seed=seed)
+    events[0]["started_at"] = started
+    for event in events:
+        event["schema_version"] = schema
+        if event["kind"] == "timing" and event.get("warm"):
+            host = {
+                key: {"value": value, **fact}
+                for key, value in (
+                    ("torch_threads", "2 intra-op, 2 inter-op"),
+                    ("cpu_affinity", "0-1"),
+                    ("cpu_count", "2"),
+                    ("cpu_governor", "performance"),
+                )
+            }
+            if schema != "1.3":
+                host["cpu_run_s"] = {"value": "0.900000", **fact}
+                host["cpu_wait_s"] = {
+                    "value": None,
+                    "unknown_reason": "the host's scheduler statistics are not readable",
+                }
+                host["loop_wall_s"] = {"value": "1.000000", **fact}
+            event["host"] = host
+    path = tmp_path / "runs" / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+def test_a_pair_whose_logs_could_record_the_wait_but_neither_did_is_flagged_in_diff_compare_and_history(
+    tmp_path: Path,
+) -> None:
+    """Before: two 1.7 logs whose warm loops both recorded cpu_wait_s as unknown gave diff a bare
+    'slower' on every cell (and compare and the site's history alike), while a pair with one side
+    lacking it was flagged: wait_flag said nothing 'when none recorded it', meant for logs that
+    predate the figure. Now: every ratio of such a pair carries 'CPU wait not recorded on the
+    before and after' and decides nothing; two 1.3 logs, which cannot record it, decide as before."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from reportgen.publish.site import build_site
+
+    a = _unread_wait_log(tmp_path, "unread-a", "1.7", 1.0, 1, "2026-01-01T00:00:00Z")
+    b = _unread_wait_log(tmp_path, "unread-b", "1.7", 1.5, 2, "2026-01-02T00:00:00Z")
+    flag = "CPU wait not recorded on the before and after: contention not judged there"
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert len(diff.timings) == 4 and all(flag in t.flags for t in diff.timings), [t.flags for t in diff.timings]
+    assert not any(diff.verdict_counts().values()) and diff.geomean is None
+    text = CliRunner().invoke(main, ["diff", str(a), str(b)]).output
+    assert text.count(f"no verdict: flagged [{flag}]") == 4 and ": slower" not in text, text[-1200:]
+    out = tmp_path / "cmp"
+    assert CliRunner().invoke(main, ["compare", str(a), str(b), "--out", str(out), "--format", "json"]).exit_code == 0
+    cells = json.loads((out / "compare.json").read_text(encoding="utf-8"))["cells"]
+    assert len(cells) == 4 and all(
+        "CPU wait not recorded on the baseline and candidate: contention not judged there" in c["timing"]["flags"]
+        and c["timing"]["verdict"] == "flagged, not judged"
+        for c in cells
+    )
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert flag in page
+    old = [
+        _unread_wait_log(tmp_path / "old", f"old-{n}", "1.3", s, n, f"2026-01-0{n}T00:00:00Z")
+        for n, s in ((1, 1.0), (2, 1.5))
+    ]
+    before = diff_runs(*(summarize(judge_log(log)) for log in old))
+    assert before.verdict_counts()["slower"] == 4 and not any("CPU wait" in f for t in before.timings for f in t.flags)

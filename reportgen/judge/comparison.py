@@ -620,13 +620,36 @@ def timed_flag(before: str | None, after: str | None, roles: tuple[str, str]) ->
     return f"different timed region ({roles[0]}: {before}; {roles[1]}: {after})"
 
 
-def wait_flag(before: Sequence[object | None], after: Sequence[object | None], roles: tuple[str, str]) -> str | None:
-    """The flag on a ratio of warm series when some of the runs (each side's, replicates included)
-    recorded what their threads waited for a CPU and others did not (a collector before schema
-    1.4, or a figure it could not read): contention was judged in some runs only. None when every
-    run or none recorded it."""
-    recorded = [w is not None for w in (*before, *after)]
-    if all(recorded) or not any(recorded):
+# The schema version from which a warm loop's (and warm generations') host records what the
+# threads waited for a CPU (cpu_wait_s, loop_wall_s): a log before it cannot say.
+CPU_WAIT_FROM = (1, 4)
+
+
+def wait_recordable(schema_version: str) -> bool:
+    """Whether a log of this schema records the CPU wait of its warm loops (1.4 on): where one
+    did not (a figure its host could not read), it could have, and contention was not judged."""
+    return ev.schema_tuple(schema_version) >= CPU_WAIT_FROM
+
+
+def wait_flag(
+    before: Sequence[object | None],
+    after: Sequence[object | None],
+    roles: tuple[str, str],
+    recordable: tuple[Sequence[bool], Sequence[bool]] = ((), ()),
+) -> str | None:
+    """The flag on a ratio of warm series when a run (each side's, replicates included) did not
+    record what its threads waited for a CPU, so contention was not judged there: some runs
+    recorded it and others did not (a collector before schema 1.4, or a figure it could not
+    read), or none did though a log could have (``recordable``: per run of each side, in order,
+    whether its schema records it, wait_recordable). None when every run recorded it, or when
+    none did and no log could (every one before 1.4: the figure did not exist)."""
+    runs = [
+        (wait, could)
+        for side, coulds in zip((before, after), recordable)
+        for wait, could in zip(side, [*coulds, *[False] * len(side)])
+    ]
+    recorded = [w is not None for w, _ in runs]
+    if all(recorded) or not any(recorded) and not any(could for _, could in runs):
         return None
     lacking = [role for role, side in zip(roles, (before, after)) if any(w is None for w in side)]
     return f"CPU wait not recorded on the {' and '.join(lacking)}: contention not judged there"
@@ -871,10 +894,12 @@ def _timing_flags(
     scopes: tuple[object, object] | None = None,
     unsteady: tuple[str | None, str | None] | None = None,
     waits: tuple[Sequence[object | None], Sequence[object | None]] | None = None,
+    recordable: tuple[Sequence[bool], Sequence[bool]] = ((), ()),
 ) -> tuple[str, ...]:
     """What qualifies a ratio of the two sides' cells: fallback, a hit recompile limit, a warm
     loop fed another layout than the cell's, a different timing scope, a series that decides nothing. ``scopes`` and ``unsteady`` stand for
-    the warm series' scope and stability flag when the ratio is of another series (generation)."""
+    the warm series' scope and stability flag when the ratio is of another series (generation);
+    ``waits`` each run's CPU wait by side, ``recordable`` whether each run's log could record it."""
     explicit = scopes  # another series' scopes: the warm clock's region is not that series'
     scopes = (base.scope, cand.scope) if scopes is None else scopes
     unsteady = (base.timing_flag, cand.timing_flag) if unsteady is None else unsteady
@@ -895,7 +920,7 @@ def _timing_flags(
         flags.append("different timing scope")
     elif explicit is None and (flag := timed_flag(timed_words(base.timed), timed_words(cand.timed), SIDES)):
         flags.append(flag)
-    if flag := wait_flag(*(waits if waits is not None else ([base.waited], [cand.waited])), SIDES):
+    if flag := wait_flag(*(waits if waits is not None else ([base.waited], [cand.waited])), SIDES, recordable):
         flags.append(flag)
     for role, flag in zip(SIDES, unsteady):
         if flag:  # 'unstable timing: ...' or 'timing not classified: ...'
@@ -1175,6 +1200,7 @@ def _with_timings(
                     cold_ratio, cold_note = _ratio(a.cold_s, b.cold_s), a.cold_condition or ""
             # Each run's CPU wait over its warm loop, by side (every run passed this cell).
             waits = tuple([c.cells[cell.case].warm_waited for c in side] for side in sides)
+            recordable = _wait_recordable(sides)
             earlier = tuple([c.cells[cell.case].warm_before for c in side] for side in sides)
             said = tuple([c.cells[cell.case].warm_logged for c in side] for side in sides)
             base_replicas, cand_replicas = (
@@ -1199,7 +1225,7 @@ def _with_timings(
             # A ratio too large or small to judge decides nothing, as an unstable series does.
             beyond = (warm.flag,) if warm.flag else ()
             flags = (
-                _timing_flags(a, b, waits=(waits[0], waits[1]))
+                _timing_flags(a, b, waits=(waits[0], waits[1]), recordable=recordable)
                 + tuple(replicas)
                 + beyond
                 + side_flags
@@ -1255,6 +1281,12 @@ def no_generation_timing(sides: Iterable[tuple[str, Sequence[str]]]) -> str:
     them (``sides``: (role, the ids of those runs)): one wording for `reportgen compare` (the
     cell, after 'not compared: ') and `reportgen diff` (each series)."""
     return f"no generation timing kept ({_by_side(sides)})"
+
+
+def _wait_recordable(sides: tuple[list[_Context], list[_Context]]) -> tuple[list[bool], list[bool]]:
+    """Whether each run's log could record its CPU wait (wait_recordable), by side, in run order."""
+    before, after = ([wait_recordable(c.side.run.start.schema_version) for c in side] for side in sides)
+    return before, after
 
 
 def _lacking_generation(case: str, sides: tuple[list[_Context], list[_Context]]) -> list[tuple[str, list[str]]]:
@@ -1333,6 +1365,7 @@ def _generation_timings(
                 series_flag(cand_samples[0], cand_waits[0], cand_reps[0], cand_before[0], cand_totals[0]),
             ),
             waits=(base_waits, cand_waits),
+            recordable=_wait_recordable(sides),
         )
         flags += tuple(
             replicate_flags(

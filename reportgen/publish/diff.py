@@ -42,6 +42,7 @@ from reportgen.judge.comparison import (
     replicate_statuses,
     timed_flag,
     wait_flag,
+    wait_recordable,
     timing_stop,
     untimed_words,
 )
@@ -244,6 +245,7 @@ def timing_flags(
     new: CellSummary,
     series: str = "",
     waits: tuple[Sequence[object | None], Sequence[object | None]] | None = None,
+    recordable: tuple[Sequence[bool], Sequence[bool]] | None = None,
 ) -> list[str]:
     """Why a ratio must not be read as a performance result on its own (``series``: the ratio of
     that generation series, GenerationTiming's field, instead of the cell's warm series)."""
@@ -259,7 +261,9 @@ def timing_flags(
         flags.append(flag)
     if waits is None:  # the two runs alone; ``waits``: every run of each side
         waits = ([old.generation_waited], [new.generation_waited]) if series else ([old.warm_waited], [new.warm_waited])
-    if flag := wait_flag(*waits, ("before", "after")):
+    if recordable is None:  # whether each run's log could record its CPU wait, as ``waits``
+        recordable = ([wait_recordable(before.schema_version)], [wait_recordable(after.schema_version)])
+    if flag := wait_flag(*waits, ("before", "after"), recordable):
         flags.append(flag)
     hit = [which for which, cell in (("before", old), ("after", new)) if cell.recompile_limit]
     if hit:  # as `reportgen compare` flags it: the compiled cell may have run eager
@@ -1138,7 +1142,11 @@ class _Cells:
         every flag that qualifies it."""
         result = self.result
         waits = (_waits(self.befores, case, series), _waits(self.afters, case, series))
-        flags = timing_flags(self.befores[0], self.afters[0], old, new, series, waits) + result.timing_unlike
+        recordable = tuple([wait_recordable(r.schema_version) for r in side] for side in (self.befores, self.afters))
+        flags = (
+            timing_flags(self.befores[0], self.afters[0], old, new, series, waits, (recordable[0], recordable[1]))
+            + result.timing_unlike
+        )
         # The settings the cell's loops ran under, every run's: threads changed for this cell alone
         # flag this ratio alone, as a changed timing scope does.
         settings = [_settings(r, case) for r in self.befores], [_settings(r, case) for r in self.afters]
