@@ -353,3 +353,61 @@ def test_a_module_after_the_one_named_called_again_is_not_said_to_only_inherit()
     ), found.sentence
     unchanged = judge_localization(event)
     assert unchanged.again_after == () and "only inherit the error" in unchanged.sentence
+
+
+def _every_cell_localised(tmp_path: Path) -> Path:
+    """The localised log with each of its four cells mismatching and localised alike."""
+    from tests.logbuilder import localized_log
+
+    events = localized_log()
+    template = next(e for e in events if e["kind"] == "localization")
+    for result in [e for e in events if e["kind"] == "case_result" and e["case"] != CASE]:
+        result["status"] = "mismatch"
+        result["error_stats"].update(
+            dict(next(e for e in events if e.get("case") == CASE and e["kind"] == "case_result")["error_stats"])
+        )
+        mode = result["case"].rsplit("-", 1)[1]
+        modules = [{**m, "local_compiled": mode == "compiled"} for m in template["modules"]]
+        events.append({**template, "case": result["case"], "mode": mode, "modules": modules})
+    cases = {e["case"] for e in events if e["kind"] == "case_result"}
+    events = [e for e in events if not (e["kind"] == "timing" and e["case"] in cases)]
+    end = next(e for e in events if e["kind"] == "run_end")
+    events = [e for e in events if e is not end] + [end]
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+def test_the_blocking_line_says_how_many_localised_cells_it_names_of_how_many(tmp_path: Path) -> None:
+    """Before: with four mismatching cells localised, the blocking line named the first diverging
+    module of three and said nothing of the fourth. Now: it says it names the first 3 of 4
+    localised cells and where every cell's is; with one localised cell it adds no count."""
+    judged = judge_log(_every_cell_localised(tmp_path))
+    blocked = next(r for r in judged.disposition.reasons if r.rule == "mismatch" and r.outcome == "blocked")
+    assert blocked.message.startswith("4 mismatching cell(s) not explained"), blocked.message
+    assert (
+        " First diverging module, from the localisation (the first 3 of 4 localised cells; every cell's own is under"
+        " 5. Mismatches and errors in the run's report): "
+    ) in blocked.message, blocked.message
+    assert blocked.message.count(": blocks.2 (Block;") == 3
+    one = next(r for r in judge_log(LOCALIZED).disposition.reasons if r.rule == "mismatch" and r.outcome == "blocked")
+    assert " First diverging module, from the localisation: " in one.message and "localised cell" not in one.message
+
+
+def test_a_blocking_line_that_looked_at_some_failed_cells_only_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: past the cells it looks at (50 of a long log's thousands), the line named what it
+    found as if no other cell were localised. Now: it says how many cells it looked at of how many
+    (here 2 of 4, the bound lowered for a small log)."""
+    from reportgen.judge import disposition
+
+    monkeypatch.setattr(disposition, "LOCALISED_LOOKED", 2)
+    judged = judge_log(_every_cell_localised(tmp_path))
+    blocked = next(r for r in judged.disposition.reasons if r.rule == "mismatch" and r.outcome == "blocked")
+    assert (
+        " First diverging module, from the localisation (2 localised cells in the first 2 of the 4 cells, the rest"
+        " not looked at; every cell's own is under 5. Mismatches and errors in the run's report): "
+    ) in blocked.message, blocked.message

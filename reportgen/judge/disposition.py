@@ -436,11 +436,20 @@ def refused_requests(run: RunModel) -> dict[str, int]:
     return {case: r.length for r in run.requests if r.outcome == "refused" for case in r.cases}
 
 
+# The cells whose localisation a blocking line reads: a long log has thousands of failed cells,
+# and an event is built per cell looked at.
+LOCALISED_LOOKED = 50
+
+
 def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
     """Where the first few localised cells' errors arise (the module an operator change concerns,
-    or the code between modules), as a sentence; "" when none was localised to a place."""
-    found, modules_only = [], True
-    for cell in cells[:50]:  # events are built per cell looked at: a long log has thousands of failed cells
+    or the code between modules), as a sentence; "" when none was localised to a place. Where
+    more cells were localised than it names, or more failed than it looked at, it says how many
+    it names of how many, and where every cell's is."""
+    found: list[str] = []
+    modules_only = True
+    looked = cells[:LOCALISED_LOOKED]
+    for cell in looked:
         event = cell.localization if cell.lines else None
         judged = judge_localization(event) if event is not None else None
         if judged is None or judged.failure:
@@ -453,15 +462,26 @@ def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
                 else ""
             )
             among = " (among those measured" + judged.unmeasured_words + ")" if judged.unmeasured else ""
-            found.append(f"{cell.case}: {first.name} ({first.type}{ops}){among}")
+            text = f"{cell.case}: {first.name} ({first.type}{ops}){among}"
         elif judged.gap is not None or judged.unlocal is not None:
-            found.append(f"{cell.case}: {judged.brief}")
-            modules_only = False
-        if len(found) == named:
-            break
+            text = f"{cell.case}: {judged.brief}"
+            if len(found) < named:  # the words say what the named cells show
+                modules_only = False
+        else:
+            continue
+        found.append(text)
     if not found:
         return ""
-    return f" {'First diverging module' if modules_only else 'Where the error arises'}, from the localisation: {'; '.join(found)}."
+    shown = found[:named]
+    count = ""
+    if len(found) > named or len(cells) > len(looked):
+        of = f"{len(found)} localised cells" if len(found) != 1 else "1 localised cell"
+        if len(cells) > len(looked):
+            of += f" in the first {len(looked)} of the {len(cells)} cells, the rest not looked at"
+        some = f"the first {len(shown)} of " if len(found) > named else ""
+        count = f" ({some}{of}; every cell's own is under 5. Mismatches and errors in the run's report)"
+    heading = "First diverging module" if modules_only else "Where the error arises"
+    return f" {heading}, from the localisation{count}: {'; '.join(shown)}."
 
 
 def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
