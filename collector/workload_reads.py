@@ -9,7 +9,8 @@ change a comparison of two runs has to name before it says faster or slower.
 
 An audit hook (``sys.addaudithook``; it cannot be removed, so it does nothing outside a watch)
 notes every file opened for reading while the main process loads the workload module, builds
-the model and makes the inputs. A file read by native code without Python's ``open`` (a Rust
+the model, makes the inputs and runs the reference (the cells, and the fresh processes that
+compile and time them, come after: a file first read there is not seen). A file read by native code without Python's ``open`` (a Rust
 tokenizer reading its JSON, say) raises no audit event and is not seen: the event says what was
 watched. Left out: files the run hashed already, the interpreter's own and installed packages'
 files (their versions stand for them), the collector's, the run's own folders, ``/proc``,
@@ -41,8 +42,8 @@ MAX_HASH_BYTES = 1 << 30  # a larger file is listed with its size, not hashed
 MAX_HASH_TOTAL = 4 << 30  # and past this many bytes hashed in all, every further file too
 WATCHED = (
     "files opened for reading through Python (open, io.open_code, os.open) while the main process loaded "
-    "the workload module, built the model and made the inputs; the installed distributions of every "
-    "top-level module loaded in that process by then"
+    "the workload module, built the model, made the inputs and ran the reference; the installed distributions "
+    "of every top-level module loaded in that process by then"
 )
 
 _active: _Watch | None = None

@@ -103,7 +103,7 @@ def _files_read(run: Run) -> list[tuple[str, Path]]:
 
 def write_plan(run: Run) -> None:
     run.module_sha256 = run.module_sha256 or sha256_file(run.plan.module_path)
-    workload_reads.start()  # until write_workload_reads: the module's load, build_model, make_inputs
+    workload_reads.start()  # until write_workload_reads: the module's load, build_model, make_inputs, the reference
     run.workload = load_workload(run.plan, run.imports_sha256, run.module_sha256)
     check_task_metric(run.workload, run.plan.tolerances)
     in_training: list[str] = []

@@ -117,6 +117,14 @@ REPLICATE_NOT_PASSED = "a replicate did not pass this cell"
 NOT_TIMED_WORDS = "not passed with positive warm samples in every run"
 REPLICATE_NOT_TIMED = f"cells that passed in the first run of each side, {NOT_TIMED_WORDS}, timing not compared"
 # Where weights or inputs are known the same only because both plans declare them so.
+# What a log identifies of the code and data that ran (collector/workload_reads.py, run_start's
+# hashes): a change outside it is in no log, so "0" is never "nothing changed".
+CODE_SCOPE = (
+    "of what the logs identify: the plan, the module that defines the workload and the local files it imports, and (schema 1.6 on) "
+    "the files the workload read through Python in the collector's process until its reference ran; code first "
+    "run later or only in a fresh process (a compiled or device-only branch that imports more) is in neither"
+)
+
 DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
 # Cells of one status said differently in the two runs, named before the disposition.
 RESTATED = (
@@ -1280,7 +1288,7 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {c.text}" for c in diff.criteria]
     lines.append(f"version changes: {len(diff.versions)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
-    lines.append(f"code and data changes: {len(diff.code_and_data)}")
+    lines.append(f"code and data changes: {len(diff.code_and_data)} ({CODE_SCOPE})")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
     host = f"host changes: {len(diff.host)}"
     if diff.host_unknown:  # what is not known, beside the changes or instead of a count of none
@@ -1537,6 +1545,8 @@ def diff_command(
     if fmt == "md":
         from reportgen.render.templating import render_md
 
-        text = render_md("diff.md.j2", diff=diff, workload=workload, targets_differ=TARGETS_DIFFER).rstrip("\n")
+        text = render_md(
+            "diff.md.j2", diff=diff, workload=workload, targets_differ=TARGETS_DIFFER, code_scope=CODE_SCOPE
+        ).rstrip("\n")
         return text, refused, ungated
     return format_diff(diff), refused, ungated
