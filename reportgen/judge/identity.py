@@ -55,6 +55,9 @@ class WeightsFacts:
     # The recipe the content hash follows (collector/content.py): two recipes' hashes of the same
     # tensors differ, so only hashes of one recipe are compared.
     recipe: str = "tensor-content-v1"
+    # Where the plan says the weights come from (pretrained, synthetic, none); None: not recorded
+    # (a log before schema 1.4, or a module that does not say).
+    origin: str | None = None
 
 
 def _weights_artifact(run: RunModel) -> ev.Artifact | None:
@@ -85,6 +88,7 @@ def weights_facts(run: RunModel) -> WeightsFacts:
         no_content,
         plan.model_revision if plan else None,
         (artifact.content_recipe if artifact is not None else None) or "tensor-content-v1",
+        (plan.weights_origin or None) if plan else None,
     )
 
 
@@ -131,19 +135,41 @@ def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES)
     return weights_identity(weights_facts(base), weights_facts(cand), names)
 
 
+def _origins(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str]) -> str:
+    """What the two logs say of where weights shown to be the same come from, where they do not
+    say it alike: one weights file cannot be both synthetic and pretrained, and a log that does
+    not say is told what the other log says of the same weights. '' where they agree."""
+    if a.origin == b.origin:
+        return ""
+    if a.origin and b.origin:
+        return (
+            f"; yet the {names[0]} log calls them {a.origin} and the {names[1]} log {b.origin}: the same weights "
+            "cannot be both, so at least one log's weights origin is wrong"
+        )
+    said, unsaid = (0, 1) if a.origin else (1, 0)
+    return (
+        f"; the {names[said]} log says they are {(a, b)[said].origin}, the {names[unsaid]} log does not record "
+        "where its weights come from"
+    )
+
+
 def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = SIDES) -> Identity:
     """Whether two runs' weights are the same, from their facts (a judged run's, or a summary's)."""
     if a.content and b.content and a.recipe != b.recipe:
         # Hashes of two recipes say nothing of each other: judged as if neither had one.
         other = f"content hashes of two recipes, not compared ({names[0]} {a.recipe}, {names[1]} {b.recipe})"
         return weights_identity(
-            WeightsFacts(None, a.file, a.external, other, a.revision, a.recipe),
-            WeightsFacts(None, b.file, b.external, other, b.revision, b.recipe),
+            WeightsFacts(None, a.file, a.external, other, a.revision, a.recipe, a.origin),
+            WeightsFacts(None, b.file, b.external, other, b.revision, b.recipe, b.origin),
             names,
         )
     if a.content and b.content:
         if a.content == b.content:
-            return Identity(True, CONTENT, f"same weights by content (sha256 {_short(a.content)}, {a.recipe})")
+            return Identity(
+                True,
+                CONTENT,
+                f"same weights by content (sha256 {_short(a.content)}, {a.recipe}){_origins(a, b, names)}",
+            )
         return Identity(
             False,
             CONTENT,
@@ -151,7 +177,7 @@ def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = 
         )
     lacking = _without_content(a, b, names)
     if a.file and b.file and a.file == b.file:
-        return Identity(True, FILE, f"same weights file (sha256 {_short(a.file)}; {lacking})")
+        return Identity(True, FILE, f"same weights file (sha256 {_short(a.file)}; {lacking}){_origins(a, b, names)}")
     unplanned = [role for role, facts in zip(names, (a, b)) if not facts.revision]
     if unplanned:
         # A log without a plan declares no model revision: two such logs are not the same by

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar, Sequence
 
@@ -941,7 +941,24 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         result.copied = copied_run(samples(befores) + samples(afters), whole_run=False)
     if result.copied is not None:
         result.timing_unlike.append(result.copied)
-    weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), NAMES)
+    facts = WeightsFacts(**first.weights), WeightsFacts(**last.weights)
+    weights = weights_identity(*facts, NAMES)
+    if (
+        weights.same
+        and weights.basis != DECLARED
+        and all(f.origin for f in facts)
+        and facts[0].origin != facts[1].origin
+    ):
+        # One weights file cannot be both synthetic and pretrained: the change of origin is a
+        # contradiction between the logs, not a change of what was run.
+        result.criteria = [
+            replace(
+                c, text=f"{c.text}, of {weights.text.split('; yet', 1)[0]}: at least one log's weights origin is wrong"
+            )
+            if c.key == "weights_origin"
+            else c
+            for c in result.criteria
+        ]
     revision = next((c for c in result.criteria if c.key == "model_revision"), None)
     # Another model (compare refuses the pair) or other weights: no timing of the pair is
     # compared, no pass is a fix, and a trend does not join across it either.
