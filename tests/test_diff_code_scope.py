@@ -26,5 +26,5 @@ def test_diff_text_and_markdown_say_what_the_code_and_data_count_covers() -> Non
     )
     assert SCOPE in line, line
     markdown = invoke(["diff", *map(str, RUNS), "--format", "md"]).output
-    assert "**Code and data changed (4):**" in markdown and "Code and data, of what the logs identify" in markdown
+    assert "**Code and data changed (5):**" in markdown and "Code and data, of what the logs identify" in markdown
     assert SCOPE in markdown

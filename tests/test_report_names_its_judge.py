@@ -21,7 +21,7 @@ def test_a_report_names_the_log_s_event_schema_and_the_reportgen_that_judged_it(
         out = tmp_path / run.name
         assert invoke(["report", run, "--out", out]).code == 0
         text = (out / "report.md").read_text(encoding="utf-8")
-        assert f"| event schema | {schema} |" in text, text
+        assert f"| collector event schema | {schema} |" in text, text
         assert f"| judged by | reportgen {__version__} |" in text, text
         page = (out / "report.html").read_text(encoding="utf-8")
-        assert f"reportgen {__version__}" in page and ">event schema<" in page
+        assert f"reportgen {__version__}" in page and ">collector event schema<" in page

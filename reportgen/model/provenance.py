@@ -77,7 +77,9 @@ def _artifact_hashes(artifact: ev.Artifact) -> str:
 def code_and_data(run: RunModel) -> list[Item]:
     """The collector, its git state, every file it read, and the weights and inputs by hash."""
     prov = run.start.provenance
-    items = []
+    # The event schema the collector wrote: two generations of collector 0.1.0 wrote 1.0 and 1.1
+    # under one version string, and only this tells them apart.
+    items = [Item("collector event schema", run.start.schema_version, "run_start.schema_version")]
     if prov is None:
         items += [
             Item("collector", run.start.collector, "run_start.collector"),

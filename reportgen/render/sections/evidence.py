@@ -37,7 +37,6 @@ def provenance_rows(run: RunModel, judged_with: str = "") -> list[Row]:
     rows = [
         Row("run id", run.start.run_id, "run_start"),
         Row("written by", run.start.collector, "run_start"),
-        Row("event schema", run.start.schema_version, "run_start"),
         Row("origin", run.start.origin + (f": {run.start.origin_note}" if run.start.origin_note else ""), "run_start"),
         Row("command", " ".join(run.start.command), "run_start"),
         Row(
