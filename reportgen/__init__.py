@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.22.0"
+from reportgen._version import __version__
+
 __all__ = ["__version__", "load_cells"]
 
 

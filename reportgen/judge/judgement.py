@@ -21,6 +21,7 @@ from reportgen.judge.backend_docs import docs_file_sha256, run_backend
 from reportgen.judge.disposition import (
     refused_requests,
     FAILED,
+    INCOMPLETE_RULES,
     Disposition,
     Reason,
     adapter_note,
@@ -100,6 +101,9 @@ class Judgement:
     timed: tuple[CellStability, ...] = ()  # every timed cell's warm series, classified, in plan order
     undecided: tuple[CellStability, ...] = ()  # of those, the ones whose timing decides nothing
     judged_with: str = ""  # the constraint file the run was judged with, and its sha256
+    # Why an incomplete run is incomplete, its rule's message (disposition.INCOMPLETE_RULES); "":
+    # a complete run.
+    incomplete: str = ""
     failed: tuple[CellRecord, ...] = ()  # mismatching and non-finite cells, in plan order
     flagged: tuple[CellRecord, ...] = ()  # cells with a fact a rule looks for besides status (disposition.flagged)
     # The annotations' entries, by index, grouped when they say the same but for their figures
@@ -179,6 +183,9 @@ def judge(
         timed=timed,
         undecided=undecided,
         judged_with=_judged_with(run),
+        incomplete=""
+        if run.complete
+        else next((r.message for r in disposition.reasons if r.rule in INCOMPLETE_RULES), "Incomplete run."),
         failed=failed,
         flagged=flagged_cells,
         entry_groups=alike_entries(annotations),

@@ -390,6 +390,7 @@ class RunDiff:
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     # Code and data changes: the collector, its git state, the files it read, weights, inputs.
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
+    code_scope: ClassVar[str] = CODE_SCOPE  # what those cover
     # The host (judge.changes): device, environment variables, other versions, threads, load.
     host: list[tuple[str, str, str]] = field(default_factory=list)
     # Where a run recorded no host facts: that a host change cannot be ruled out (judge.changes.compare_hosts).
@@ -1305,7 +1306,7 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {c.text}" for c in diff.criteria]
     lines.append(f"version changes: {len(diff.versions)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
-    lines.append(f"code and data changes: {len(diff.code_and_data)} ({CODE_SCOPE})")
+    lines.append(f"code and data changes: {len(diff.code_and_data)} ({diff.code_scope})")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
     host = f"host changes: {len(diff.host)}"
     if diff.host_unknown:  # what is not known, beside the changes or instead of a count of none
@@ -1562,8 +1563,6 @@ def diff_command(
     if fmt == "md":
         from reportgen.render.templating import render_md
 
-        text = render_md(
-            "diff.md.j2", diff=diff, workload=workload, targets_differ=TARGETS_DIFFER, code_scope=CODE_SCOPE
-        ).rstrip("\n")
+        text = render_md("diff.md.j2", diff=diff, workload=workload, targets_differ=TARGETS_DIFFER).rstrip("\n")
         return text, refused, ungated
     return format_diff(diff), refused, ungated

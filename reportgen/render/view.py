@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reportgen.judge.disposition import INCOMPLETE_RULES, Disposition
+from reportgen.judge.disposition import Disposition
 from reportgen.judge.judgement import Judgement
 from reportgen.judge.nextstep import Words
 from reportgen.model.annotations import Annotations
@@ -175,12 +175,6 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
     stopped = disposition.performance_stopped
     verdict_groups = verdict_group_views(judgement)
     criteria, declared = criteria_rows(run)
-    incomplete = ""
-    if not run.complete:
-        incomplete = next(
-            (r.message for r in disposition.reasons if r.rule in INCOMPLETE_RULES),
-            "Incomplete run.",
-        )
     scope = disposition.scope
     references, reference_findings = reference_rows(run)
     inputs, inputs_total, inputs_note = input_rows(run)
@@ -193,7 +187,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         generated_at=generated_at(run),
         synthetic=run.synthetic,
         origin_note=run.start.origin_note or "",
-        incomplete=incomplete,
+        incomplete=judgement.incomplete,
         unstable_timing=banner,
         unstable_timing_title=banner_title,
         disposition=disposition,

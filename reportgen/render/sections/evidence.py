@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from collections.abc import Mapping
 from typing import Any
 
-from reportgen import __version__
+from reportgen._version import __version__
 from reportgen.model.provenance import code_and_data, installed_words
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.contract.times import utc_time
