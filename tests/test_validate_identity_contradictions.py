@@ -235,3 +235,92 @@ def test_content_hashes_of_two_recipes_are_not_compared(tmp_path: Path) -> None:
 
     found = weights_identity(WeightsFacts(CONTENT_SHA, FILE_SHA, False), WeightsFacts(CONTENT_SHA, FILE_SHA, False))
     assert found.same and found.text == f"same weights by content (sha256 cccccccccccc..., {RECIPE})"
+
+
+def test_a_weights_sha256_that_is_no_sha256_is_refused_on_both_paths(tmp_path: Path) -> None:
+    """Before: the plan's weights_sha256 took any string (every other sha256 field takes 64
+    lowercase hex digits), so two logs both claiming weights_sha256 "same" compared as the same
+    weights file. Now the fast path (the line's mirror Struct) and the careful path (the plan
+    Struct) both refuse it, validate names the field at the plan's line, and the JSON Schema
+    gives the pattern."""
+    import json
+
+    import msgspec
+
+    from reportgen.contract.events import SHA256_PATTERN, Plan
+    from reportgen.contract.fast import KINDS
+    from tests.conftest import REPO
+
+    events = _identity_log()
+    plan = _plan(events)
+    plan["weights_sha256"] = "same"
+    _weights(events)["sha256"] = FILE_SHA
+    line = dumps([plan]).strip().encode()
+    with pytest.raises(msgspec.ValidationError, match="weights_sha256"):
+        msgspec.json.decode(line, type=KINDS["plan"])
+    with pytest.raises(msgspec.ValidationError, match="weights_sha256"):
+        msgspec.convert(json.loads(line), Plan)
+    code, output, path = _validate(tmp_path, events)
+    assert code == 1
+    assert f"{path}:{_line_of(events, plan)}: error: plan: weights_sha256: Expected `str` of length >= 64" in output
+    plan["weights_sha256"] = "same weights, said in 64 characters: no sha256 of any bytes at all"[:64]
+    code, output, path = _validate(tmp_path, events)
+    assert code == 1
+    assert (
+        f"{path}:{_line_of(events, plan)}: error: plan: weights_sha256: expected 64 lowercase hexadecimal digits "
+        "(a sha256)"
+    ) in output, output
+    schema = json.loads((REPO / "reportgen/contract/schema/events.schema.json").read_text(encoding="utf-8"))
+    assert {"pattern": SHA256_PATTERN, "type": "string", "minLength": 64, "maxLength": 64} in schema["$defs"]["Plan"][
+        "properties"
+    ]["weights_sha256"]["anyOf"]
+
+
+def _measured(events: Lines) -> Lines:
+    events[0].update(origin="measured", origin_note=None)
+    return events
+
+
+def _without_weights(events: Lines) -> Lines:
+    events.remove(_weights(events))
+    return _renumbered(events)
+
+
+def test_a_complete_measured_run_of_1_2_without_its_weights_artifact_is_an_error(tmp_path: Path) -> None:
+    """Before: a measured 1.2 log whose plan gives the weights' hashes, with no weights artifact
+    at all, validated, and compare read the plan's hashes as the weights'. From 1.2 on the
+    collector writes the weights artifact right after the plan in every run, whatever its
+    content hash (collector/run/setup.py, write_plan: the weights are saved before the plan is
+    written, so a run that fails to save them writes neither). Now a measured log that ends
+    complete without it is an error at its run_end line."""
+    events = _without_weights(_measured(_identity_log()))
+    code, output, path = _validate(tmp_path, events)
+    assert code == 1
+    errors = [line for line in output.splitlines() if ": error: " in line]
+    assert errors == [
+        f"{path}:{len(events)}: error: run_end: status is complete, but the log holds no weights artifact: from "
+        "schema 1.2 the collector writes one right after the plan in every run (collector/run/setup.py), also "
+        "when the weights' content could not be hashed, so a measured run without one leaves its weights unknown; "
+        "the log contradicts itself"
+    ], output
+
+
+@pytest.mark.parametrize("which", ["with-weights", "synthetic", "aborted", "schema-1.1"])
+def test_a_run_without_a_weights_artifact_the_collector_would_not_write_stays_valid(tmp_path: Path, which: str) -> None:
+    """Before and now: a measured log with its weights artifact is valid; so are a synthetic log
+    (evidence of nothing, written by no collector run), a run aborted (it may end before its
+    plan's artifact is written) and a log before 1.2 (collectors then did not always write one)
+    without one. The rule above is only of what a collector of 1.2 on writes."""
+    events = _measured(_identity_log())
+    if which != "with-weights":
+        _without_weights(events)
+    if which == "synthetic":
+        events[0].update(origin="synthetic", origin_note="Synthetic log for the identity checks; not a measurement.")
+    elif which == "aborted":
+        events[-1].update(status="aborted", reason="received SIGTERM")
+    elif which == "schema-1.1":
+        for event in events:
+            event["schema_version"] = "1.1"
+        del events[0]["provenance"], _plan(events)["weights_content_sha256"]
+    code, output, path = _validate(tmp_path, events)
+    assert code == 0 and f"{path}: valid" in output and " 0 errors" in output, output

@@ -164,6 +164,15 @@ def test_diff_and_compare_name_an_unrecorded_origin_where_no_side_is_synthetic(t
         # first instead), each its own run with its own samples.
         events[0].update(run_id=run_id, origin="measured")
         events[0].pop("origin_note", None)
+        # With the weights artifact a collector of 1.2 on writes right after the plan.
+        plan = next(e for e in events if e["kind"] == "plan")
+        weights = {"kind": "artifact", "role": "weights", "path": "artifacts/weights.pt", "bytes": 2048}
+        weights.update(sha256=plan["weights_sha256"], schema_version=plan["schema_version"], time=plan["time"])
+        if plan.get("weights_content_sha256"):
+            weights.update(content_sha256=plan["weights_content_sha256"], content_recipe="tensor-content-v1")
+        events.insert(events.index(plan) + 1, weights)
+        for seq, event in enumerate(events):
+            event["seq"] = seq
         for event in events:
             if event["kind"] == "timing" and event.get("warm"):
                 event["warm"] = logbuilder.scaled_warm(event["warm"], factor)

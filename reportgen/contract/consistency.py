@@ -18,7 +18,8 @@ order logged, at most 1 + the plan's remeasure_rounds, each after one the log cl
 unstable (the collector measures again only such a series).
 
 What identifies the run holds together too: run_start names one collector version, a run has
-one weights artifact, and it and the plan give the same hashes of the weights. (torch's version
+one weights artifact (a measured run of schema 1.2 on that ends complete has it: the collector
+writes it right after the plan), and it and the plan give the same hashes of the weights. (torch's version
 read three ways, the workload's packages, the installed metadata and torch.__version__, is only
 warned about when they differ: a vendored folder on sys.path, or a build from source, makes them
 differ in an honest log.) A generation
@@ -230,6 +231,7 @@ class FigureChecks:
         # and "<type>:" for a device with its index ("cuda:0"); None elsewhere.
         self.device_type: str | None = None
         self.start_target: tuple[str, int] | None = None  # run_start's target and line
+        self.measured = False  # run_start says a real run of the collector wrote the log (origin)
         self.first_compile: dict[str, tuple[bool, int]] = {}  # see _compile
         self._device_index = ""
         self.ref_nonfinite: dict[str, int] = {}  # a reference's non-finite elements, by its shape key
@@ -311,6 +313,7 @@ class FigureChecks:
         the one the collector resolved (target_choice.resolved, where recorded; the plan event
         repeats it): every page, index and export groups runs by it."""
         self.start_target = (data.target, self.line)
+        self.measured = data.origin == "measured"
         choice = getattr(data, "target_choice", None)
         if not absent(choice) and choice is not None and choice.resolved != data.target:
             return (
@@ -402,6 +405,13 @@ class FigureChecks:
         recorded, results = data.cells_recorded, self.results
         if self.erred:
             return None
+        if data.status == "complete" and self.measured and self.plan is not None and self.weights is None:
+            if _from_1_2(data):
+                return (
+                    "status is complete, but the log holds no weights artifact: from schema 1.2 the collector "
+                    "writes one right after the plan in every run (collector/run/setup.py), also when the "
+                    "weights' content could not be hashed, so a measured run without one leaves its weights unknown"
+                )
         if recorded > results or (recorded != results and data.status == "complete"):
             return (
                 f"cells_recorded is {recorded}, but the log holds {results} case_result line(s): the collector "
@@ -1157,6 +1167,13 @@ class FigureChecks:
                 data.case, f"train_result counts {bad.mismatched} mismatched element(s) of parameter {bad.name}"
             )
         return None
+
+
+def _from_1_2(data: Any) -> bool:
+    """Whether a line is of schema 1.2 or later (of this major): a collector from 1.2 on writes
+    a weights artifact in every run that gets past its plan."""
+    version = schema_tuple(data.schema_version)
+    return bool(version) and version[0] == SCHEMA_MAJOR and version >= (SCHEMA_MAJOR, 2)
 
 
 def _weights_against_plan(plan: Any, artifact: Any) -> str | None:

@@ -484,7 +484,7 @@ class Plan(Envelope, tag="plan", kw_only=True, frozen=True):
     description: str = ""
     model_revision: Annotated[str, Doc("Model name and revision as the workload states it.")]
     weights_sha256: Annotated[
-        str | None,
+        Sha256 | None,
         Doc("sha256 of the saved weights file (its bytes: the same tensors written another way differ)."),
     ] = None
     weights_content_sha256: Annotated[

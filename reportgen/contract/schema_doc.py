@@ -68,8 +68,9 @@ newline, written in order and flushed as written. This page is generated from
   `request_length` is its planned cell's length, and its `bucket` and `truncated` are what the
   `request` naming its cell decided (a `request` is padded to a bucket at least its `length`,
   truncated to a shorter one, refused without one; a cell is named by one request); a run has
-  one weights `artifact`, which gives the plan's `weights_sha256`/`weights_content_sha256` and
-  does not call unknown a content hash the plan gives; an artifact has a `content_sha256` or a
+  at most one weights `artifact`, which gives the plan's `weights_sha256`/`weights_content_sha256` and
+  does not call unknown a content hash the plan gives, and a measured run of schema 1.2 or later
+  whose `run_end` says complete has one; an artifact has a `content_sha256` or a
   `content_unknown_reason`, not both; `run_start.collector` in the collector's form
   (`collector <version>`) names the version `provenance.collector_version` gives; a
   planned cell whose `case` is in the collector's form (`b<batch>-l<length>-<layout>-<dtype>-<mode>`,
