@@ -399,6 +399,31 @@ def test_unmeasured_fallback_on_neuron_blocks(tmp_path: Path) -> None:
     assert [(r.outcome, r.cases) for r in reasons] == [("blocked", (EAGER,))]
 
 
+def test_a_not_applicable_fallback_on_a_backend_that_must_measure_it_blocks(tmp_path: Path) -> None:
+    """Before: a neuron run whose operators events said fallback not_applicable (the cpu
+    adapter's answer, "the cpu target is the host") was judged suitable: only "unmeasured"
+    blocked, though the neuron constraints file says fallback must be measured. The neuron
+    adapter answers measured or unmeasured only (collector/backends/neuron.py). Now a cell with
+    a not-applicable fallback blocks there as one not measured; on the cpu it stays no reason."""
+    cpu_answer = {"status": "not_applicable", "reason": "the cpu target is the host: there is no CPU fallback"}
+
+    def edit(events: Events) -> None:
+        _neuron(events)
+        _first(events, "operators", EAGER)["fallback"] = dict(cpu_answer)
+
+    reasons = d.rule_fallback(_run(tmp_path, edit, "neuron", "neuron-native"), {})
+    assert [(r.rule, r.outcome, r.cases) for r in reasons] == [("cpu-fallback", "blocked", (EAGER,))]
+    assert "their log calls it not applicable" in reasons[0].message
+    verdict = d.decide(_run(tmp_path, edit, "neuron", "neuron-native"), {})
+    assert any(r.rule == "cpu-fallback" and r.outcome == "blocked" for r in verdict.reasons)
+
+    def on_the_cpu(events: Events) -> None:
+        for op in (e for e in events if e["kind"] == "operators"):
+            assert op["fallback"]["status"] == "not_applicable"
+
+    assert d.rule_fallback(_run(tmp_path, on_the_cpu), {}) == []
+
+
 def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -781,6 +781,19 @@ def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
                     "cpu-fallback", "blocked", "CPU fallback could not be measured for these cells.", _cases(unknown)
                 )
             )
+        # A backend whose fallback happens inside its runtime has one to measure: "not
+        # applicable" (what the cpu and cuda adapters answer, never the neuron one) measured nothing.
+        waved = [c for c in run.cells if c.result_line is not None and c.fallback_status == "not_applicable"]
+        if waved:
+            reasons.append(
+                Reason(
+                    "cpu-fallback",
+                    "blocked",
+                    "CPU fallback was not measured for these cells: their log calls it not applicable, but on this "
+                    "backend ops can fall back to the CPU inside the runtime, so it must be measured.",
+                    _cases(waved),
+                )
+            )
     return reasons
 
 
