@@ -811,6 +811,13 @@ def test_saved_references_that_differ_beyond_the_atol_do_not_agree(tmp_path: Pat
 
 
 def test_reference_files_are_checked_before_reading(tmp_path: Path) -> None:
+    """A reference file outside its run directory is never read; one changed since it was
+    logged is not read either: the log that names it is refused when it is read (an error at
+    the artifact's line), and the distance, asked of the files themselves, is not measured."""
+    from reportgen.model.artifacts import reference_distances
+    from reportgen.model.runmodel import read_run
+    from reportgen.render.report import ReportInputError
+
     torch = pytest.importorskip("torch")
     base, cand = _pair(tmp_path, noise=0.01)
     _with_reference_file(base, {"b1-l16-contiguous": {"hidden": torch.zeros(2)}}, torch)
@@ -819,9 +826,12 @@ def test_reference_files_are_checked_before_reading(tmp_path: Path) -> None:
     )
     text = gather(base, cand).cells[0].reference.text
     assert "distance between them not measured (candidate: ../../../etc/passwd lies outside its run directory)" in text
+    artifacts = [next(a for a in read_run(log)[1].artifacts if a.role == "reference_output") for log in (base, cand)]
     (base.parent / "artifacts" / "reference.pt").write_bytes(b"tampered")
-    text = gather(base, cand).cells[0].reference.text
-    assert "baseline: artifacts/reference.pt is 8 bytes" in text
+    with pytest.raises(ReportInputError, match="artifact: artifacts/reference.pt is 8 bytes"):
+        gather(base, cand)
+    distances = reference_distances(base.parent, artifacts[0], cand.parent, artifacts[1])
+    assert distances.reason.startswith("baseline: artifacts/reference.pt is 8 bytes, the log recorded "), distances
 
 
 def test_non_positive_samples_are_not_timed(tmp_path: Path) -> None:

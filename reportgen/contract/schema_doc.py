@@ -71,7 +71,9 @@ newline, written in order and flushed as written. This page is generated from
   at most one weights `artifact`, which gives the plan's `weights_sha256`/`weights_content_sha256` and
   does not call unknown a content hash the plan gives, and a measured run of schema 1.2 or later
   whose `run_end` says complete has one; an artifact has a `content_sha256` or a
-  `content_unknown_reason`, not both; `run_start.collector` in the collector's form
+  `content_unknown_reason`, not both, and its file, where one lies beside the log (its `path`
+  under the log's folder), has the `bytes` and `sha256` the artifact gives (a file not there is
+  no finding: logs travel without their artifacts); `run_start.collector` in the collector's form
   (`collector <version>`) names the version `provenance.collector_version` gives; a
   planned cell whose `case` is in the collector's form (`b<batch>-l<length>-<layout>-<dtype>-<mode>`,
   `-repeat` on a cache check) names its own fields; a `localization` judges with the plan's

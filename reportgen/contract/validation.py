@@ -33,6 +33,7 @@ from msgspec import UNSET
 from msgspec.structs import force_setattr
 
 from collector.visible import visible
+from reportgen.contract.artifact_files import checked_file
 from reportgen.contract.consistency import CONTENT_RECIPES, FIGURE_KINDS, FigureChecks, family_disagreement
 from reportgen.contract.events import (
     CASE_KINDS,
@@ -259,6 +260,7 @@ class _Checker:
         self.encoded = bytearray()  # same_keys' buffer: this reader's own
         self.version: str | None = None  # run_start's schema_version, once read
         self.errors_kept = self.warnings_kept = 0  # findings kept, each up to MAX_KEPT_PROBLEMS
+        self.artifacts: list[tuple[int, str, int, str]] = []  # each artifact's line, path, bytes and sha256
 
     def error(self, line: int, message: str) -> None:
         self.figures.erred = True  # a refused line may have been a result run_end counts
@@ -528,6 +530,8 @@ class _Checker:
                 f"run_start: started_at {data.started_at[:40]!r} is not an ISO 8601 time between the "
                 "years 1678 and 2261; a site's history places this run last, with no time",
             )
+        if kind == "artifact":
+            self.artifacts.append((number, data.path, data.bytes, data.sha256))
         if kind == "artifact" and isinstance(recipe := data.content_recipe, str) and recipe not in CONTENT_RECIPES:
             # A newer collector may hash by a newer recipe: read, but its hashes are of another kind.
             self.warning(
@@ -598,6 +602,25 @@ class _Checker:
             return
         if self.reading.end_record is None:
             self.warning(line_count, "no run_end: the run is incomplete; cells without a result are untested")
+
+    def check_files(self, run_dir: Path) -> None:
+        """Each artifact's file that lies beside the log must have the bytes the log gives it
+        (contract.artifact_files): a file of another size or sha256 is not the one the log
+        names, and a reader that took the log's hashes (compare's "same weights by content")
+        would vouch for a file nobody measured. A file that is not there is no finding (logs
+        travel without their artifacts); one too large to read is said unchecked."""
+        for line, logged, size, sha256 in self.artifacts:
+            found = checked_file(run_dir, logged, size, sha256)
+            if isinstance(found, Path) or found.finding in ("outside", "absent"):
+                continue
+            if found.contradicts:
+                self.error(
+                    line,
+                    f"artifact: {found.why}: the file beside the log is not the one it names, so the log is not "
+                    "evidence for it",
+                )
+            else:
+                self.warning(line, f"artifact: {found.why}: its sha256 was not checked")
 
     def _what_it_is(self, line_count: int) -> str:
         """What a file that holds no event is, in a few words."""
@@ -833,6 +856,8 @@ def read_log(
         checker.error(0, f"cannot read the file: {exc.strerror or exc}")
         return reading
     checker.finish(count)
+    if getattr(path, "open_stream", None) is None:  # a log in object storage: its files are not fetched
+        checker.check_files(Path(path).parent)
     return reading
 
 

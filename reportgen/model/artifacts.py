@@ -4,20 +4,19 @@ The log records each saved file's path, size and sha256; the tensors themselves 
 the log (``artifacts/reference.pt``, one dict of named outputs per input key). Reading them
 needs torch, which reportgen does not require: without torch, or without both files, the
 distance is "not measured" with the reason. A file is read only when it lies inside its run
-directory and its bytes match the sha256 the log recorded, and only with
+directory and its bytes match the sha256 the log recorded (contract.artifact_files, which the
+log's reader checks too), and only with
 ``torch.load(weights_only=True)``, which builds tensors and plain containers and runs no code.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reportgen.contract import events as ev
-
-MAX_BYTES = 1 << 30
+from reportgen.contract.artifact_files import FileProblem, checked_file
 
 
 @dataclass(frozen=True)
@@ -26,23 +25,6 @@ class ReferenceDistances:
 
     by_key: dict[str, float | None] = field(default_factory=dict)
     reason: str = ""
-
-
-def _checked_file(run_dir: Path, artifact: ev.Artifact) -> Path | str:
-    root = run_dir.resolve()
-    path = (root / artifact.path).resolve()
-    if not path.is_relative_to(root):
-        return f"{artifact.path} lies outside its run directory"
-    if not path.is_file():
-        return f"{artifact.path} is not beside the log"
-    size = path.stat().st_size
-    if size != artifact.bytes or size > MAX_BYTES:
-        return f"{artifact.path} is {size} bytes, the log recorded {artifact.bytes}"
-    with path.open("rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256")
-    if digest.hexdigest() != artifact.sha256:
-        return f"{artifact.path} does not match the sha256 in the log"
-    return path
 
 
 def _max_abs(a: Any, b: Any, torch: Any) -> float | None:
@@ -64,10 +46,11 @@ def _max_abs(a: Any, b: Any, torch: Any) -> float | None:
 
 def reference_distances(base_dir: Path, base: ev.Artifact, cand_dir: Path, cand: ev.Artifact) -> ReferenceDistances:
     """Compare the two saved reference files key by key; never raises."""
-    files = [_checked_file(base_dir, base), _checked_file(cand_dir, cand)]
-    problems = [f"{role}: {f}" for role, f in zip(("baseline", "candidate"), files) if isinstance(f, str)]
+    checked = [checked_file(d, a.path, a.bytes, a.sha256) for d, a in ((base_dir, base), (cand_dir, cand))]
+    problems = [f"{role}: {f.why}" for role, f in zip(("baseline", "candidate"), checked) if isinstance(f, FileProblem)]
     if problems:
         return ReferenceDistances(reason="; ".join(problems))
+    files = [f for f in checked if isinstance(f, Path)]
     try:
         import torch
     except ImportError:

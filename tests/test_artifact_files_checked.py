@@ -1,0 +1,107 @@
+"""The files a log's artifact events name beside it: a file there must have the bytes the log
+gives it. Each log here is a synthetic one (tests/logbuilder) edited by hand, and says so in its
+run_start; the files beside it are written by the tests."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.contract.validation import read_log
+from tests.logbuilder import dumps
+from tests.test_validate_identity_contradictions import Lines, _identity_log, _line_of, _plan, _weights
+
+SAVED = {"weights": b"the saved state_dict " * 50, "inputs": b"the saved inputs " * 40}
+
+
+def _artifact(events: Lines, role: str) -> dict:
+    return next(e for e in events if e["kind"] == "artifact" and e["role"] == role)
+
+
+def _run(folder: Path, roles: tuple[str, ...] = ("weights", "inputs")) -> tuple[Path, Lines]:
+    """A run folder: its log, and the files its artifacts of ``roles`` name, with the bytes,
+    size and sha256 the log gives them (the plan repeats the weights' sha256, as the collector
+    writes it)."""
+    events = _identity_log()
+    for role in roles:
+        data = SAVED[role]
+        artifact = _artifact(events, role)
+        artifact.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+        (folder / "artifacts").mkdir(parents=True, exist_ok=True)
+        (folder / artifact["path"]).write_bytes(data)
+    _plan(events)["weights_sha256"] = _weights(events)["sha256"]
+    log = folder / "events.jsonl"
+    log.write_text(dumps(events), encoding="utf-8")
+    return log, events
+
+
+def _validate(log: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["validate", str(log)])
+    return result.exit_code, result.output
+
+
+def test_the_files_beside_the_log_that_match_it_leave_it_valid(tmp_path: Path) -> None:
+    """Before and now: files of the size and sha256 logged, or no files at all (a log moved
+    without its artifacts), leave the log valid with no finding."""
+    log, _ = _run(tmp_path)
+    code, output = _validate(log)
+    assert code == 0 and "0 errors, 0 warnings" in output, output
+    for role in ("weights", "inputs"):
+        (tmp_path / "artifacts" / f"{role}.pt").unlink()
+    code, output = _validate(log)
+    assert code == 0 and "0 errors, 0 warnings" in output, output
+
+
+@pytest.mark.parametrize("role", ["weights", "inputs"])
+@pytest.mark.parametrize("forged", ["other-bytes", "other-size"])
+def test_a_file_beside_the_log_with_other_bytes_than_logged_makes_the_log_invalid(
+    tmp_path: Path, role: str, forged: str
+) -> None:
+    """Before: artifacts/weights.pt (or inputs.pt) beside the log with other bytes than the
+    sha256 its artifact event gives passed validate, and compare and diff then said "same
+    weights" from the log's hashes. Only the saved reference outputs were checked, and only
+    when two runs' references were compared. Now the file is checked as those are, and a file
+    of other bytes or another size is an error at its artifact's line; compare refuses the log."""
+    log, events = _run(tmp_path)
+    artifact = _artifact(events, role)
+    path = tmp_path / artifact["path"]
+    data = path.read_bytes()
+    path.write_bytes(data[::-1] if forged == "other-bytes" else data + b"!")
+    said = (
+        "does not match the sha256 in the log"
+        if forged == "other-bytes"
+        else f"is {len(data) + 1} bytes, the log recorded {len(data)}"
+    )
+    code, output = _validate(log)
+    assert code == 1
+    errors = [line for line in output.splitlines() if ": error: " in line]
+    assert errors == [
+        f"{log}:{_line_of(events, artifact)}: error: artifact: {artifact['path']} {said}: the file beside the log "
+        "is not the one it names, so the log is not evidence for it"
+    ], output
+    other = tmp_path / "other"
+    same, _ = _run(other)
+    done = CliRunner().invoke(main, ["compare", str(same), str(log), "--out", str(tmp_path / "cmp")])
+    assert done.exit_code == 1 and f"{log}:{_line_of(events, artifact)}: error: artifact:" in done.output
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_paths_no_file_can_have_are_read_without_a_traceback(tmp_path: Path) -> None:
+    """Before: no artifact's path was looked at when the log was read. Now every one is: a path
+    outside the run folder is never read and is no finding (as a file not there), and one no
+    file can have (a NUL in it) is a warning that it was not checked, never a traceback."""
+    log, events = _run(tmp_path)
+    secret = tmp_path.parent / "secret.pt"
+    secret.write_bytes(b"x")
+    _artifact(events, "inputs")["path"] = f"../{secret.name}"
+    _weights(events)["path"] = "artifacts/we\x00ights.pt"
+    log.write_text(dumps(events), encoding="utf-8")
+    reading = read_log(log)
+    assert reading.valid, [p.format() for p in reading.problems]
+    assert [p.line for p in reading.problems] == [_line_of(events, _weights(events))]
+    assert reading.problems[0].message.startswith("artifact: artifacts/we\x00ights.pt cannot be read (")
+    assert reading.problems[0].message.endswith("): its sha256 was not checked")
