@@ -1079,3 +1079,19 @@ def test_weights_of_a_log_without_a_plan_are_never_the_same_by_declaration() -> 
     assert (one.same, one.basis) == (False, UNRECORDED) and "not recorded on the after: its log declares" in one.text
     declared = weights_identity(planned, planned, ("before", "after"))
     assert (declared.same, declared.basis) == (True, DECLARED)
+
+
+def test_a_plan_with_an_empty_model_revision_is_not_said_to_have_no_plan_event() -> None:
+    """A review: a plan event whose model_revision is "" (it validates) read 'their logs declare
+    no model revision (no plan event)', and its hashed, differing weight files 'not recorded'.
+    Now only a log without a plan is planless; an empty revision is a declared one."""
+    from reportgen.judge.identity import WeightsFacts, weights_identity
+
+    a = WeightsFacts(None, "a" * 64, False, "written before content hashes", "")
+    b = WeightsFacts(None, "b" * 64, False, "written before content hashes", "")
+    judged = weights_identity(a, b, ("before", "after"))
+    assert "no plan event" not in judged.text and not judged.same, judged.text
+    assert (
+        "the saved files differ in bytes" in judged.text
+        and "before and after plans state no model revision" in judged.text
+    )

@@ -178,7 +178,7 @@ def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = 
     lacking = _without_content(a, b, names)
     if a.file and b.file and a.file == b.file:
         return Identity(True, FILE, f"same weights file (sha256 {_short(a.file)}; {lacking}){_origins(a, b, names)}")
-    unplanned = [role for role, facts in zip(names, (a, b)) if not facts.revision]
+    unplanned = [role for role, facts in zip(names, (a, b)) if facts.revision is None]
     if unplanned:
         # A log without a plan declares no model revision: two such logs are not the same by
         # declaration (they declare nothing), only not known to be.
@@ -200,6 +200,14 @@ def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = 
         if a.file and b.file
         else f"no weights file hash on the {' and '.join(r for r, f in zip(names, (a.file, b.file)) if not f)}"
     )
+    unstated = [role for role, facts in zip(names, (a, b)) if not facts.revision]
+    if unstated:  # a plan whose model revision is empty declares no model: nothing is the same by it
+        return Identity(
+            False,
+            DECLARED,
+            f"weights not known to be the same: {lacking}, {files}, and the {' and '.join(unstated)} "
+            f"plan{'s state' if len(unstated) > 1 else ' states'} no model revision",
+        )
     if a.revision != b.revision:  # (compare refuses other revisions before it asks)
         return Identity(
             False,
