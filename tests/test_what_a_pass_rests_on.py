@@ -14,7 +14,7 @@ from typing import Any
 from tests.hostile import invoke
 from tests.logbuilder import base_events, dumps, finish, with_envelope
 
-REPEATS = "each of which ran as its reference did (eager, in its dtype, on cpu)"
+REPEATS = "; every passing cell ran as its reference did (eager, in its dtype, on cpu), so the passes show"
 
 
 def _log(tmp_path: Path, modes: tuple[str, ...]) -> Path:

@@ -1385,8 +1385,8 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
         in_scope = {c.case for g in scope.passed for c in g.cells}
         if in_scope and in_scope <= set(reference_repeats(run)):  # rule_reference_repeats says what each shows
             headline += (
-                f", each of which ran as its reference did (eager, in its dtype, on {scope.family}): "
-                "their passes show the computation repeats, and check nothing beyond the reference"
+                f"; every passing cell ran as its reference did (eager, in its dtype, on {scope.family}), so "
+                "the passes show the computation repeats and check nothing beyond the reference"
             )
     undecided = undecided_cells(run)
     if undecided:  # never a plain "Suitable" over timings that decide nothing
