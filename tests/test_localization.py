@@ -408,6 +408,28 @@ def test_a_blocking_line_that_looked_at_some_failed_cells_only_says_so(
     judged = judge_log(_every_cell_localised(tmp_path))
     blocked = next(r for r in judged.disposition.reasons if r.rule == "mismatch" and r.outcome == "blocked")
     assert (
-        " First diverging module, from the localisation (2 localised cells in the first 2 of the 4 cells, the rest"
-        " not looked at; every cell's own is under 5. Mismatches and errors in the run's report): "
+        " First diverging module, from the localisation (2 localised cells in the first 2 of the 4 cells with a"
+        " localisation, the rest not looked at; every cell's own is under 5. Mismatches and errors in the run's report): "
     ) in blocked.message, blocked.message
+
+
+def test_localised_cells_after_the_first_failed_ones_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review: a log of 60 mismatching cells whose localised ones were the 55th and 56th read no
+    word of localisation, since only the first 50 failed cells were looked at. Now the cells the
+    log localised are the ones looked at (here the bound lowered to 2, the first two failed cells
+    not localised)."""
+    from reportgen.judge import disposition
+
+    monkeypatch.setattr(disposition, "LOCALISED_LOOKED", 2)
+    path = _every_cell_localised(tmp_path)
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    failed = [e["case"] for e in events if e["kind"] == "case_result" and e["status"] == "mismatch"]
+    dropped = set(failed[:2])
+    events = [e for e in events if not (e["kind"] == "localization" and e["case"] in dropped)]
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    judged = judge_log(path)
+    blocked = next(r for r in judged.disposition.reasons if r.rule == "mismatch" and r.outcome == "blocked")
+    assert " First diverging module, from the localisation" in blocked.message, blocked.message
+    assert all(f"{case}: blocks.2" in blocked.message for case in failed[2:]), blocked.message

@@ -448,7 +448,11 @@ def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
     it names of how many, and where every cell's is."""
     found: list[str] = []
     modules_only = True
-    looked = cells[:LOCALISED_LOOKED]
+    # The cells the log localised (a flag the model keeps per cell, read without building a
+    # cell's events), of which the first LOCALISED_LOOKED are judged: a long log's localised
+    # cells past its first failed ones are read too (a review).
+    localised = [cell for cell in cells if cell.localized]
+    looked = localised[:LOCALISED_LOOKED]
     for cell in looked:
         event = cell.localization if cell.lines else None
         judged = judge_localization(event) if event is not None else None
@@ -474,10 +478,12 @@ def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
         return ""
     shown = found[:named]
     count = ""
-    if len(found) > named or len(cells) > len(looked):
+    if len(found) > named or len(localised) > len(looked):
         of = f"{len(found)} localised cells" if len(found) != 1 else "1 localised cell"
-        if len(cells) > len(looked):
-            of += f" in the first {len(looked)} of the {len(cells)} cells, the rest not looked at"
+        if len(localised) > len(looked):
+            of += (
+                f" in the first {len(looked)} of the {len(localised)} cells with a localisation, the rest not looked at"
+            )
         some = f"the first {len(shown)} of " if len(found) > named else ""
         count = f" ({some}{of}; every cell's own is under 5. Mismatches and errors in the run's report)"
     heading = "First diverging module" if modules_only else "Where the error arises"
