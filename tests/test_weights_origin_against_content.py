@@ -63,3 +63,6 @@ def test_compare_and_diff_name_two_origins_of_the_same_weights_as_a_contradictio
         "weights origin now pretrained (was synthetic), of same weights by content (sha256 44b47ea6fc5f..." in diff
     ), diff
     assert "at least one log's weights origin is wrong" in diff
+    assert "[the same weights given two origins: at least one log's weights origin is wrong" in diff.splitlines()[0], (
+        diff
+    )

@@ -73,6 +73,11 @@ from reportgen.judge.identity import (
     inputs_facts,
     planned_fields,
     same_weights,
+    ORIGIN_WRONG,
+    origin_change_words,
+    origins_contradict,
+    weights_facts,
+    weights_identity,
 )
 from reportgen.judge.localization import judge_localization
 from reportgen.judge.intervals import (
@@ -362,6 +367,8 @@ class Comparison:
     headline: str = ""
     declared_identity: bool = False  # weights or inputs known the same by declaration only (old logs)
     criteria: list[CriterionChange] = field(default_factory=list)  # named before any result
+    # The weights are shown to be the same, and the logs give them two origins (identity.origins_contradict).
+    origins_contradict: bool = False
     # The pages' own versions (python, torch, each target's packages), then code and data
     # (collector, git state, files read, weights, inputs) and host (device,
     # environment variables, other versions, threads, load) that differ (judge.changes): named
@@ -1017,6 +1024,13 @@ def compare_runs(
 
     sides = (side_of("baseline", baseline, baseline_replicates), side_of("candidate", candidate, candidate_replicates))
     criteria = criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run))
+    weights_of = weights_facts(baseline.run), weights_facts(candidate.run)
+    identity = weights_identity(*weights_of)
+    contradict = origins_contradict(*weights_of, identity)
+    if contradict:  # one weights file cannot be both synthetic and pretrained: a contradiction, not a change
+        criteria = [
+            replace(c, text=origin_change_words(c.text, identity)) if c.key == "weights_origin" else c for c in criteria
+        ]
     stop = timing_stop(
         (role, r.run.start.run_id, len(_perf_stopped(r)))
         for role, runs in (
@@ -1101,6 +1115,7 @@ def compare_runs(
         notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
         declared_identity=weights.basis == DECLARED or any(i.basis == DECLARED for i in inputs),
         criteria=criteria,
+        origins_contradict=contradict,
         versions=version_changes(run_versions(baseline.run), run_versions(candidate.run)),
         code_and_data=code_and_data_changes(
             run_code_data(baseline.run),
@@ -1741,6 +1756,8 @@ def headline(comparison: Comparison) -> str:
         parts.insert(0, f"Synthetic weights on the {' and '.join(made_up)}{also}")
     elif unrecorded:  # neither side says its weights were trained: not to be read as if they were
         parts.insert(0, f"Weights origin not recorded on the {' and '.join(unrecorded)}")
+    if comparison.origins_contradict:  # before either side's origin: neither is to be read alone
+        parts.insert(0, f"The same weights given two origins: {ORIGIN_WRONG}")
     synthetic = [s.role for s in (c, b) if s.synthetic]
     if synthetic:  # said first: whatever follows is evidence of nothing
         parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")

@@ -153,6 +153,23 @@ def _origins(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str]) -> str:
     )
 
 
+# Said of a change of weights origin between two runs whose weights are shown to be the same.
+ORIGIN_WRONG = "at least one log's weights origin is wrong"
+
+
+def origins_contradict(a: WeightsFacts, b: WeightsFacts, weights: Identity) -> bool:
+    """Two logs that call weights shown to be the same (by content or file, not by declaration)
+    by two origins: one weights file cannot be both synthetic and pretrained."""
+    return weights.same and weights.basis != DECLARED and bool(a.origin and b.origin) and a.origin != b.origin
+
+
+def origin_change_words(text: str, weights: Identity) -> str:
+    """A criterion change of weights origin said as the contradiction it is, where the weights
+    are the same: 'weights origin now pretrained (was synthetic), of same weights by content
+    (...): at least one log's weights origin is wrong'."""
+    return f"{text}, of {weights.text.split('; yet', 1)[0]}: {ORIGIN_WRONG}"
+
+
 def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = SIDES) -> Identity:
     """Whether two runs' weights are the same, from their facts (a judged run's, or a summary's)."""
     if a.content and b.content and a.recipe != b.recipe:

@@ -49,6 +49,9 @@ from reportgen.judge.comparison import (
 from reportgen.judge.identity import (
     DECLARED,
     UNRECORDED,
+    ORIGIN_WRONG,
+    origin_change_words,
+    origins_contradict,
     InputsFacts,
     WeightsFacts,
     cell_redefined,
@@ -391,6 +394,8 @@ class RunDiff:
     # Code and data changes: the collector, its git state, the files it read, weights, inputs.
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
     code_scope: ClassVar[str] = CODE_SCOPE  # what those cover
+    # The weights are shown to be the same, and the logs give them two origins (identity.origins_contradict).
+    origins_contradict: bool = False
     # The host (judge.changes): device, environment variables, other versions, threads, load.
     host: list[tuple[str, str, str]] = field(default_factory=list)
     # Where a run recorded no host facts: that a host change cannot be ruled out (judge.changes.compare_hosts).
@@ -480,6 +485,7 @@ class RunDiff:
             filter(
                 None,
                 (
+                    f"the same weights given two origins: {ORIGIN_WRONG}" if self.origins_contradict else "",
                     f"synthetic weights on {_on_sides(self.synthetic_weights)}" if self.synthetic_weights else "",
                     f"weights origin not recorded on {_on_sides(self.weights_unrecorded)}"
                     if self.weights_unrecorded
@@ -944,20 +950,12 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         result.timing_unlike.append(result.copied)
     facts = WeightsFacts(**first.weights), WeightsFacts(**last.weights)
     weights = weights_identity(*facts, NAMES)
-    if (
-        weights.same
-        and weights.basis != DECLARED
-        and all(f.origin for f in facts)
-        and facts[0].origin != facts[1].origin
-    ):
+    if origins_contradict(*facts, weights):
         # One weights file cannot be both synthetic and pretrained: the change of origin is a
         # contradiction between the logs, not a change of what was run.
+        result.origins_contradict = True
         result.criteria = [
-            replace(
-                c, text=f"{c.text}, of {weights.text.split('; yet', 1)[0]}: at least one log's weights origin is wrong"
-            )
-            if c.key == "weights_origin"
-            else c
+            replace(c, text=origin_change_words(c.text, weights)) if c.key == "weights_origin" else c
             for c in result.criteria
         ]
     revision = next((c for c in result.criteria if c.key == "model_revision"), None)
