@@ -145,7 +145,7 @@ def test_files_the_workload_reads_and_its_packages_are_recorded_and_a_change_is_
         old.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
         both = CliRunner().invoke(main, ["diff", str(old), str(second)])
         assert both.exit_code == 0, both.output
-        lines = [line for line in both.output.splitlines() if "package" in line]
+        lines = [line for line in both.output.splitlines() if "package" in line and line.startswith("  ")]
         assert lines == [said], lines
 
 

@@ -65,6 +65,16 @@ IMPORTS_LISTED_FROM = (0, 4)  # the collector version that lists them (collector
 NO_READS = (
     "no workload_reads event: a collector before 0.11.0 writes none, nor a run that ended before its inputs were made"
 )
+# What the logs identify of the code and data that ran (collector/workload_reads.py, run_start's
+# hashes and provenance): a change outside it is in no log, so "none changed" is never "nothing
+# changed". Said beside every count of code and data changes.
+CODE_SCOPE = (
+    "of what the logs identify: the collector (its version, git state and event schema), its backend adapter "
+    "and descriptor, the plan, the module that defines the workload and the local files it imports, and "
+    "(schema 1.6 on) the files the workload read through Python in the collector's process until its reference "
+    "ran, with the packages loaded by then; code first run later or only in a fresh process (a compiled or "
+    "device-only branch that imports more) is in neither"
+)
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
 MOST_READINGS = 10  # a side's replicates that read a host fact differently: the values named, at most
 Change = tuple[str, str, str]  # (what, before, after)

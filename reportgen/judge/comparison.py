@@ -30,12 +30,13 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, ClassVar, Iterable, Sequence
 
 from collector.timing import OFF_CLOCK_NOTE
 from reportgen.contract import events as ev
 from reportgen.judge.backend_docs import evidence_families
 from reportgen.judge.changes import (
+    CODE_SCOPE,
     code_and_data_changes,
     FLAGGING_HOST_KEYS,
     SETTING_LABELS,
@@ -369,6 +370,7 @@ class Comparison:
     criteria: list[CriterionChange] = field(default_factory=list)  # named before any result
     # The weights are shown to be the same, and the logs give them two origins (identity.origins_contradict).
     origins_contradict: bool = False
+    code_scope: ClassVar[str] = CODE_SCOPE  # what code_and_data covers
     # The pages' own versions (python, torch, each target's packages), then code and data
     # (collector, git state, files read, weights, inputs) and host (device,
     # environment variables, other versions, threads, load) that differ (judge.changes): named

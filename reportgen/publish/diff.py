@@ -20,6 +20,7 @@ from typing import ClassVar, Sequence
 from collector.visible import visible
 from reportgen.judge.backend_docs import backend_name, evidence_families
 from reportgen.judge.changes import (
+    CODE_SCOPE,
     FLAGGING_HOST_KEYS,
     REFERENCE_OUTPUTS,
     SETTING_LABELS,
@@ -120,13 +121,6 @@ REPLICATE_NOT_PASSED = "a replicate did not pass this cell"
 NOT_TIMED_WORDS = "not passed with positive warm samples in every run"
 REPLICATE_NOT_TIMED = f"cells that passed in the first run of each side, {NOT_TIMED_WORDS}, timing not compared"
 # Where weights or inputs are known the same only because both plans declare them so.
-# What a log identifies of the code and data that ran (collector/workload_reads.py, run_start's
-# hashes): a change outside it is in no log, so "0" is never "nothing changed".
-CODE_SCOPE = (
-    "of what the logs identify: the plan, the module that defines the workload and the local files it imports, and (schema 1.6 on) "
-    "the files the workload read through Python in the collector's process until its reference ran; code first "
-    "run later or only in a fresh process (a compiled or device-only branch that imports more) is in neither"
-)
 
 DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
 # Cells of one status said differently in the two runs, named before the disposition.
@@ -790,6 +784,7 @@ class RunDiff:
         data["summary"] = self.summary
         data["synthetic_note"] = self.synthetic_note
         data["weights_note"] = self.weights_note
+        data["code_scope"] = self.code_scope
         data["incomplete_note"] = self.incomplete_note
         data["criteria_unrecorded_note"] = self.criteria_unrecorded_note
         data["order_note"] = self.order_note

@@ -126,6 +126,7 @@ class CompareView:
     criteria: list[str]  # every criterion the two runs declared differently, shown before any result
     version_changes: list[tuple[str, str, str]]  # (version, baseline, candidate), shown before any result
     code_and_data: list[tuple[str, str, str]]  # (item, baseline, candidate), shown before any result
+    code_scope: str  # what the code-and-data items cover (judge.changes.CODE_SCOPE)
     host: list[tuple[str, str, str]]  # (host fact, baseline, candidate), shown before any result
     host_unknown: str  # where a run recorded no host facts: a host change cannot be ruled out
     interval_scope: str  # what variation the intervals cover
@@ -461,6 +462,7 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         criteria=[c.text for c in comparison.criteria],
         version_changes=comparison.versions,
         code_and_data=comparison.code_and_data,
+        code_scope=comparison.code_scope,
         host=comparison.host,
         host_unknown=comparison.host_unknown,
         interval_scope=comparison.interval_scope,
