@@ -74,9 +74,11 @@ records; it never judges. Judgement lives in ``reportgen``.
 # cannot be imported (a backend module it autoloads is broken); 0.22.0 says in one line (exit 4)
 # that --help could not be written (it exited 120, or 0 with unbuffered output), names a word that
 # is no command or option, and takes the functions a workload module must define from one table
-# that plan-check reads too; change it with every release of the collector,
+# that plan-check reads too; 0.23.0 says an eager cell's cold call is recorded from its check
+# (not announced at the end as if measured then), and its workload_reads event says its watch
+# covers the reference too; change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.22.0"
+__version__ = "0.23.0"
 
 import sys
 
