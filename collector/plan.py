@@ -65,6 +65,10 @@ class Cell:
         return f"{key}-repeat" if self.repeat_of else key
 
 
+# A workload's WEIGHTS_ORIGIN: trained weights from a named source, made-up ones, or none at all
+# (collector/workload.py refuses a module stating another; plan-check reads it from the source).
+WEIGHTS_ORIGINS = ("pretrained", "synthetic", "none")
+
 # The functions a workload module defines, with their signatures (collector/workload.py checks
 # them after importing the module; plan-check looks for them in its source, never running it).
 WORKLOAD_FUNCTIONS = {

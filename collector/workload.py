@@ -40,10 +40,8 @@ import torch
 
 from collector.eventlog import OutOfSpace, finite_or_none, is_out_of_space
 from collector.localimports import MAX_DEPTH, MAX_FILES, imports_digest, workload_imports
-from collector.plan import WORKLOAD_FUNCTIONS, WorkloadPlan, required_functions
+from collector.plan import WEIGHTS_ORIGINS, WORKLOAD_FUNCTIONS, WorkloadPlan, required_functions
 
-# A workload's WEIGHTS_ORIGIN: trained weights from a named source, made-up ones, or none at all.
-WEIGHTS_ORIGINS = ("pretrained", "synthetic", "none")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "float64": torch.float64}
 
 

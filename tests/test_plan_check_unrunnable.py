@@ -339,3 +339,218 @@ def test_a_task_metric_the_source_does_not_state_as_one_string_is_not_judged(
     against its own plan, or one bound otherwise, keeps the plan as it was."""
     code, out = _plan_check(_shipped_module_with(tmp_path, edit))
     assert code == 0 and "TASK_METRIC" not in out, out
+
+
+def _make_inputs_renamed(line: str) -> Callable[[str], str]:
+    """The tiny encoder's module with make_inputs defined as _mk, and ``line`` appended."""
+    return lambda text: text.replace("def make_inputs(", "def _mk(", 1) + "\n" + line
+
+
+@pytest.mark.parametrize(
+    "value,said",
+    [("None", "NoneType None"), ("3", "int 3"), ('b"min_cosine_to_reference"', "bytes b'min_cosine_to_reference'")],
+    ids=["none", "a-number", "bytes"],
+)
+def test_a_task_metric_that_is_no_string_needs_a_revised_plan(tmp_path: Path, value: str, said: str) -> None:
+    """Before: ``TASK_METRIC = None`` (or 3, or bytes) read 'Compatible as specified', exit 0,
+    with no note; the collector refuses a TASK_METRIC that is no string before any cell runs
+    (exit 2). Now a revise finding says so, exit 3."""
+    path = _shipped_module_with(
+        tmp_path, lambda text: text.replace('TASK_METRIC = "min_cosine_to_reference"', f"TASK_METRIC = {value}", 1)
+    )
+    code, out = _plan_check(path)
+    assert code == 3, out
+    assert f"[REVISE] the workload module {tmp_path / 'w.py'}'s TASK_METRIC is {said}, not a string" in out, out
+    assert "TASK_METRIC must be the metric's name, a string" in out, out
+
+
+@pytest.mark.parametrize(
+    "value,said",
+    [('"Synthetic"', "'Synthetic'"), ('"trained"', "'trained'"), ("3", "3")],
+    ids=["capitalised", "another-word", "a-number"],
+)
+def test_a_weights_origin_the_collector_refuses_needs_a_revised_plan(tmp_path: Path, value: str, said: str) -> None:
+    """Before: WEIGHTS_ORIGIN was not read at all, so ``WEIGHTS_ORIGIN = "Synthetic"`` read
+    'Compatible as specified', exit 0; the collector refuses a WEIGHTS_ORIGIN that is none of
+    pretrained, synthetic, none on import (exit 2). Now a revise finding says so, exit 3."""
+    path = _shipped_module_with(
+        tmp_path, lambda text: text.replace('WEIGHTS_ORIGIN = "synthetic"', f"WEIGHTS_ORIGIN = {value}", 1)
+    )
+    code, out = _plan_check(path)
+    assert code == 3, out
+    assert (
+        f"[REVISE] the workload module {tmp_path / 'w.py'}'s WEIGHTS_ORIGIN {said} is none of "
+        "pretrained, synthetic, none" in out
+    ), out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'if __name__ == "__main__":\n    def make_inputs(batch, length, layout):\n        return _mk(batch, length, layout)\n',
+        "if '__main__' == __name__:\n    make_inputs = _mk\n",
+        'if __name__ == "__main__":\n    exec("make_inputs = _mk")\n',
+    ],
+    ids=["a-def", "an-assignment", "an-exec"],
+)
+def test_a_function_bound_only_under_the_main_guard_is_not_defined(tmp_path: Path, line: str) -> None:
+    """Before: ``def make_inputs`` only under ``if __name__ == "__main__":`` counted as a
+    binding, 'Compatible as specified', exit 0 (an exec there, a note); the collector imports
+    the module by another name, so that body never runs, and refuses it ('lacks make_inputs',
+    exit 2). Now that body is not read: 'does not define make_inputs', exit 3."""
+    code, out = _plan_check(_shipped_module_with(tmp_path, _make_inputs_renamed(line)))
+    assert code == 3, out
+    assert f"[REVISE] the workload module {tmp_path / 'w.py'} does not define make_inputs" in out, out
+
+
+def test_the_main_guard_s_else_and_a_module_that_binds_name_are_still_read(tmp_path: Path) -> None:
+    """Before, as now: 'Compatible as specified' for a make_inputs bound in the else of the main
+    guard, which runs in the collector, or under the guard of a module that binds __name__,
+    whose body may run. Now that the guard's body is not read, both still read so."""
+    for line in (
+        'if __name__ == "__main__":\n    pass\nelse:\n    make_inputs = _mk\n',
+        '__name__ = "__main__"\nif __name__ == "__main__":\n    make_inputs = _mk\n',
+    ):
+        code, out = _plan_check(_shipped_module_with(tmp_path, _make_inputs_renamed(line)))
+        assert code == 0 and "workload module" not in out, out
+
+
+TASK_METRIC_LINE = 'TASK_METRIC = "min_cosine_to_reference"'
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace(
+            TASK_METRIC_LINE, TASK_METRIC_LINE + '\nif hasattr(torch, "neuron"):\n    TASK_METRIC = "neuron_cosine"', 1
+        ),
+        lambda text: text.replace(
+            TASK_METRIC_LINE, 'if hasattr(torch, "neuron"):\n    TASK_METRIC = "neuron_cosine"', 1
+        ),
+        lambda text: text.replace(TASK_METRIC_LINE, 'if __name__ == "__main__":\n    TASK_METRIC = "cosine"', 1),
+        lambda text: text + '\nif __name__ == "__main__":\n    TASK_METRIC = "cosine"\n',
+        lambda text: text.replace(TASK_METRIC_LINE, 'TASK_METRIC = "cosine"\ndel TASK_METRIC', 1),
+        lambda text: text.replace(TASK_METRIC_LINE, 'if hasattr(torch, "neuron"):\n    TASK_METRIC = None', 1),
+        lambda text: text + "\ndef _late():\n    global TASK_METRIC\n    TASK_METRIC = 'cosine'\n",
+        lambda text: text + "\nfor TASK_METRIC in ['min_cosine_to_reference']:\n    pass\n",
+        lambda text: text + "\nTASK_METRIC += ''\n",
+        # The collector refuses this one (if True), as it runs the first: the source does not
+        # tell them apart, and a review never says 'revise' for a module the collector runs.
+        lambda text: text.replace(TASK_METRIC_LINE, TASK_METRIC_LINE + '\nif True:\n    TASK_METRIC = "cosine"', 1),
+        lambda text: text.replace(
+            'WEIGHTS_ORIGIN = "synthetic"', 'WEIGHTS_ORIGIN = "synthetic"\nif False:\n    WEIGHTS_ORIGIN = "x"', 1
+        ),
+        lambda text: text.replace('WEIGHTS_ORIGIN = "synthetic"', "WEIGHTS_ORIGIN = None", 1),
+    ],
+    ids=[
+        "another-also-in-a-branch-not-taken",
+        "only-in-a-branch-not-taken",
+        "only-under-the-main-guard",
+        "another-also-under-the-main-guard",
+        "deleted",
+        "none-in-a-branch",
+        "a-function-s-global",
+        "a-loop",
+        "augmented",
+        "another-in-an-if",
+        "weights-origin-in-a-branch",
+        "weights-origin-none",
+    ],
+)
+def test_a_stated_value_bound_otherwise_than_once_plainly_is_not_judged(
+    tmp_path: Path, edit: Callable[[str], str]
+) -> None:
+    """Before: a TASK_METRIC set to another string only in a branch not taken on the collector's
+    host (``if hasattr(torch, "neuron"):``), only under the main guard, or set then deleted read
+    'revise' (exit 3) where the collector loads and runs the module (exit 0). Now TASK_METRIC and
+    WEIGHTS_ORIGIN are judged only where the module binds each once, by a plain assignment of a
+    literal directly in its body (the main guard's body not counted); any other binding of it is
+    no finding, as is a WEIGHTS_ORIGIN of None, which the collector logs as not stated."""
+    code, out = _plan_check(_shipped_module_with(tmp_path, edit))
+    assert code == 0 and "Compatible as specified" in out, out
+    assert "TASK_METRIC" not in out and "WEIGHTS_ORIGIN" not in out and "workload module" not in out, out
+
+
+@pytest.mark.parametrize(
+    "line,why",
+    [
+        ("import importlib.util\nimportlib.import_module(__name__).make_inputs = _mk\n", "importlib.import_module"),
+        ("import sys\n_S = sys\n_S.modules[__name__].make_inputs = _mk\n", "_S.modules"),
+        ("import sys as s\n_A = _B = s\n_B.modules[__name__].make_inputs = _mk\n", "_B.modules"),
+        ("import sys\ngetattr(sys, 'modules')[__name__].make_inputs = _mk\n", "getattr(sys, ...)"),
+        ("_mk.__globals__['make_inputs'] = _mk\n", ".__globals__"),
+        ("import inspect\ninspect.currentframe().f_globals['make_inputs'] = _mk\n", ".f_globals"),
+        (
+            "from importlib import import_module as load\nload(__name__).make_inputs = _mk\n",
+            "load (importlib.import_module",
+        ),
+        ("import importlib\nimportlib.import_module('.', __package__).make_inputs = _mk\n", "importlib.import_module"),
+        ("def _install(module):\n    setattr(module, 'make_inputs', _mk)\n", "setattr"),
+        ("vars()['make_inputs'] = _mk\n", "vars"),
+        (
+            "import importlib\nimportlib.import_module('collector_workload_w').make_inputs = _mk\n",
+            "importlib.import_module",
+        ),
+    ],
+    ids=[
+        "import-importlib-util",
+        "an-alias-of-sys",
+        "an-alias-of-an-alias",
+        "getattr-of-sys",
+        "a-function-s-globals",
+        "a-frame-s-globals",
+        "import-module-imported",
+        "import-module-relative",
+        "setattr-of-a-parameter",
+        "vars-of-the-module",
+        "import-module-of-the-collector-s-name",
+    ],
+)
+def test_a_function_bound_through_an_alias_says_it_was_not_checked(tmp_path: Path, line: str, why: str) -> None:
+    """Before: make_inputs bound through ``import importlib.util`` and
+    ``importlib.import_module(__name__)``, an alias of sys (``_S = sys``), ``getattr(sys,
+    'modules')`` or a function's ``__globals__`` read 'does not define make_inputs', exit 3,
+    where the collector loads and runs the module (exit 0). Now a note says the functions were
+    not checked, and why, at the line; the plan stays 'Compatible as specified', exit 0."""
+    code, out = _plan_check(_shipped_module_with(tmp_path, _make_inputs_renamed(line)))
+    assert code == 0 and "Compatible as specified" in out, out
+    assert "[NOTE] the workload module" in out and "functions were not checked here" in out, out
+    assert f"it uses {why}" in out, out
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace(
+            "        self.norm2 = nn.LayerNorm(DIM)\n",
+            "        self.norm2 = nn.LayerNorm(DIM)\n        setattr(self, 'extra', nn.Identity())\n",
+            1,
+        ),
+        _make_inputs_renamed("class _Hooks:\n    @classmethod\n    def add(cls):\n        setattr(cls, 'n', 1)\n"),
+        _make_inputs_renamed("def _tie(block):\n    setattr(block.ff, 'extra', nn.Identity())\n"),
+        _make_inputs_renamed("_FIELDS = sorted(vars(TinyEncoder))\n"),
+        _make_inputs_renamed("import importlib\n_MATH = importlib.import_module('math')\n"),
+        _make_inputs_renamed("import importlib.util\n_MATH = importlib.import_module('math')\n"),
+        _make_inputs_renamed("from importlib import import_module\n_MATH = import_module('math')\n"),
+    ],
+    ids=[
+        "setattr-of-self",
+        "setattr-of-cls",
+        "setattr-of-an-attribute",
+        "vars-of-a-class",
+        "import-module-of-math",
+        "import-module-through-importlib-util",
+        "import-module-imported",
+    ],
+)
+def test_ordinary_calls_keep_the_function_check(tmp_path: Path, edit: Callable[[str], str]) -> None:
+    """Before: ``setattr(self, 'extra', ...)`` in a method, ``vars(TinyEncoder)`` or
+    ``importlib.import_module('math')`` turned the function check off (a note, exit 0) where
+    the collector refuses the module for lacking make_inputs (exit 2). A setattr or vars of what
+    is plainly not the module (self, cls, an attribute, a class the module defines), and an
+    import_module naming another module by a string, bind no module name: now 'does not define
+    make_inputs', exit 3."""
+    path = _shipped_module_with(tmp_path, lambda text: edit(text).replace("def make_inputs(", "def _mk(", 1))
+    code, out = _plan_check(path)
+    assert code == 3, out
+    assert f"[REVISE] the workload module {tmp_path / 'w.py'} does not define make_inputs" in out, out

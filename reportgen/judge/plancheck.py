@@ -36,6 +36,7 @@ from collector.visible import visible
 from collector.plan import (
     DEFAULT_FP32_TOLERANCE,
     MAX_PLANNED_CELLS,
+    WEIGHTS_ORIGINS,
     WORKLOAD_FUNCTIONS,
     WorkloadPlan,
     missing_criteria,
@@ -911,7 +912,9 @@ def _module_finding(
 ) -> Finding | None:
     """The workload module as the collector finds it before anything runs: a file there, whose
     source compiles and defines the functions the plan's kind needs (``needed``; read, never
-    run). Else the collector refuses the plan (exit 2), and a review here says so: reviewed where
+    run), with a WEIGHTS_ORIGIN of WEIGHTS_ORIGINS and a TASK_METRIC that is the string the
+    plan's task criteria name, where its source states them plainly (read_module). Else the
+    collector refuses the plan (exit 2), in this order, and a review here says so: reviewed where
     the module is, as a plan is on the host that runs it."""
     what = module_missing(module)
     if what is not None:
@@ -938,6 +941,24 @@ def _module_finding(
             "--out /tmp/check` imports the module before any cell runs and names each function it lacks (exit 2)."
         )
         return Finding("module-unread", "note", title, detail, first, "", "plan", key="workload.module", line=line)
+    elif (
+        "WEIGHTS_ORIGIN" in reading.stated
+        and (origin := reading.stated["WEIGHTS_ORIGIN"]) is not None
+        and origin not in WEIGHTS_ORIGINS
+    ):
+        title = f"the workload module {module}'s WEIGHTS_ORIGIN {origin!r:.80} is none of {', '.join(WEIGHTS_ORIGINS)}"
+        detail = (
+            "The collector imports the module and refuses the plan before anything runs (exit 2): WEIGHTS_ORIGIN says "
+            "where the weights come from, recorded in the plan event, and is one of "
+            f"{', '.join(WEIGHTS_ORIGINS)}. Read from {module}'s source, never run."
+        )
+        first = (
+            f'Set WEIGHTS_ORIGIN to one of {", ".join(WEIGHTS_ORIGINS)} (collector/README.md, "Writing a workload"), '
+            "or leave it out: a module without it is logged as not stating where its weights come from."
+        )
+        return Finding(
+            "weights-origin-other", "revise", title, detail, first, "", "plan", key="workload.module", line=line
+        )
     elif missing := reading.lacking:
         title = f"the workload module {module} does not define {', '.join(missing)}"
         detail = (
@@ -946,9 +967,19 @@ def _module_finding(
             "never run: no top-level statement binds these names."
         )
         first = 'Define these functions in the workload module (collector/README.md, "Writing a workload"), or point workload.module at the workload\'s file.'
-    elif (named := _other_task_metric(reading.task_metric, tolerances or {})) is not None:
+    elif "TASK_METRIC" in reading.stated and not isinstance(stated := reading.stated["TASK_METRIC"], str):
+        title = f"the workload module {module}'s TASK_METRIC is {type(stated).__name__} {stated!r:.60}, not a string"
+        detail = (
+            "The collector refuses the plan before any cell runs (exit 2): TASK_METRIC must be the metric's name, a "
+            f"string (the log's task_metric.name). Read from {module}'s source, never run."
+        )
+        first = "Set TASK_METRIC to the name of the metric task_metric() computes, the one the plan's task criteria name, or leave it out."
+        return Finding(
+            "task-metric-not-a-string", "revise", title, detail, first, "", "plan", key="workload.module", line=line
+        )
+    elif (named := _other_task_metric(reading.stated.get("TASK_METRIC"), tolerances or {})) is not None:
         dtype, metric = named
-        title = f"the plan's task criterion for {dtype} names {metric!r}, but the workload module's TASK_METRIC is {reading.task_metric!r}"
+        title = f"the plan's task criterion for {dtype} names {metric!r}, but the workload module's TASK_METRIC is {reading.stated['TASK_METRIC']!r}"
         detail = (
             "The collector refuses the plan before any cell runs (exit 2): task_metric() would be judged by another "
             f"metric's criterion, which passes or fails the wrong way. Read from {module}'s source, never run."
@@ -963,10 +994,11 @@ def _module_finding(
     return Finding("module-missing", "revise", title, detail, first, "", "plan", key="workload.module", line=line)
 
 
-def _other_task_metric(stated: str | None, tolerances: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
+def _other_task_metric(stated: object, tolerances: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
     """The first dtype (sorted, as the collector checks them) whose task criterion names another
-    metric than the module's TASK_METRIC (``collector.workload.check_task_metric``), with it."""
-    if stated is None:
+    metric than the module's TASK_METRIC (``collector.workload.check_task_metric``), with it;
+    None where TASK_METRIC is no string read from the source."""
+    if not isinstance(stated, str):
         return None
     for dtype, tol in sorted(tolerances.items()):
         named = (tol.get("task") or {}).get("metric") if isinstance(tol, dict) else None
@@ -979,13 +1011,24 @@ def _other_task_metric(stated: str | None, tolerances: dict[str, dict[str, Any]]
 # globals()): a module that uses any of them anywhere, a function or class body included, is not
 # judged by its statements. The same of the modules that hold them (``builtins.exec``,
 # ``sys.modules[__name__]``, ``importlib.import_module(__name__)``), by whatever name the module
-# imports them; an attribute of another object (``model.eval()``, ``self.modules()``) is not one.
+# binds them to (``import importlib.util``, ``import sys as s``, ``_s = sys``, ``getattr(sys,
+# ...)``), and of a function's or a frame's globals (``f.__globals__``, ``frame.f_globals``); an
+# attribute of another object (``model.eval()``, ``self.modules()``) is not one. ``setattr`` and
+# ``vars`` of what is plainly not the module (``self``, ``cls``, ``self.x``, a class the module
+# defines), and ``import_module`` of another module named by a string, are ordinary calls.
 _DYNAMIC_NAMES = frozenset({"globals", "locals", "vars", "exec", "eval", "setattr", "__import__"})
 _DYNAMIC_OF_MODULE = {
-    "builtins": _DYNAMIC_NAMES,
-    "sys": frozenset({"modules"}),
-    "importlib": frozenset({"import_module"}),
+    "builtins": _DYNAMIC_NAMES | {"__dict__"},
+    "sys": frozenset({"modules", "__dict__"}),
+    "importlib": frozenset({"import_module", "__import__", "__dict__"}),
 }
+_DYNAMIC_ATTRIBUTES = frozenset({"__globals__", "f_globals", "f_locals"})
+_NOT_THE_MODULE = frozenset({"self", "cls"})
+# The name the collector imports a workload module by (collector/workload.py load_workload).
+_COLLECTOR_MODULE_PREFIX = "collector_workload_"
+# The module's values the collector checks before any cell runs: read where the source states
+# each plainly (read_module).
+_STATED_NAMES = ("TASK_METRIC", "WEIGHTS_ORIGIN")
 
 
 @dataclass(frozen=True)
@@ -994,37 +1037,162 @@ class ModuleReading:
 
     lacking: list[str]  # names the plan's kind needs that no top-level statement binds
     unread: str = ""  # why the source cannot tell, in words ('' when it was read; nothing lacks then)
-    task_metric: str | None = None  # TASK_METRIC, where the module binds it only to one string
+    # TASK_METRIC and WEIGHTS_ORIGIN, each with the literal it is bound to, where the module's
+    # one binding of it is a plain assignment of a literal directly in its body
+    stated: dict[str, object] = field(default_factory=dict)
 
 
-def _dynamic_aliases(tree: ast.Module) -> dict[str, frozenset[str]]:
-    """Each name the module binds to a module of _DYNAMIC_OF_MODULE (``import sys as s``), with
-    that module's attributes that may bind names; ``__builtins__`` is builtins'."""
-    aliases = {"__builtins__": _DYNAMIC_NAMES}
+@dataclass(frozen=True)
+class _Aliases:
+    """The names through which a module reaches _DYNAMIC_OF_MODULE (``_dynamic_aliases``)."""
+
+    # a name bound to builtins, sys or importlib -> that module's attributes that may bind names
+    modules: dict[str, frozenset[str]]
+    importers: frozenset[str]  # names bound to importlib.import_module
+    classes: frozenset[str]  # the classes the module's top level defines: plainly not the module
+
+
+def _name_pairs(target: ast.AST, value: ast.AST) -> list[tuple[str, ast.AST]]:
+    """Each name ``target = value`` binds with the expression it is bound to, where it shows."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if (
+        isinstance(target, (ast.Tuple, ast.List))
+        and isinstance(value, (ast.Tuple, ast.List))
+        and len(target.elts) == len(value.elts)
+        and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts])
+    ):
+        return [pair for t, v in zip(target.elts, value.elts) for pair in _name_pairs(t, v)]
+    return []
+
+
+def _dynamic_aliases(tree: ast.Module) -> _Aliases:
+    """Each name the module binds to a module of _DYNAMIC_OF_MODULE, anywhere (``import sys as
+    s``, ``import importlib.util``, which binds importlib, ``_s = sys``), with that module's
+    attributes that may bind names (``__builtins__`` is builtins'); the names it binds to
+    importlib.import_module (``from importlib import import_module as load``, ``_i = load``)."""
+    modules = {"__builtins__": _DYNAMIC_OF_MODULE["builtins"]}
+    importers: set[str] = set()
+    pairs: list[tuple[str, ast.AST]] = []  # name = expression, anywhere
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name in _DYNAMIC_OF_MODULE:
-                    aliases[alias.asname or alias.name] = _DYNAMIC_OF_MODULE[alias.name]
-    return aliases
+                if alias.asname is None and (root := alias.name.split(".")[0]) in _DYNAMIC_OF_MODULE:
+                    modules[root] = _DYNAMIC_OF_MODULE[root]
+                elif alias.asname is not None and alias.name in _DYNAMIC_OF_MODULE:
+                    modules[alias.asname] = _DYNAMIC_OF_MODULE[alias.name]
+        elif isinstance(node, ast.ImportFrom) and node.module == "importlib" and not node.level:
+            importers.update(alias.asname or alias.name for alias in node.names if alias.name == "import_module")
+        elif isinstance(node, ast.Assign):
+            pairs.extend(pair for target in node.targets for pair in _name_pairs(target, node.value))
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            pairs.extend(_name_pairs(node.target, node.value))
+    changed = True
+    while changed:  # ``a = sys; b = a``: until no name is added
+        changed = False
+        for name, value in pairs:
+            if not isinstance(value, ast.Name):
+                continue
+            if value.id in modules and not modules[value.id] <= modules.get(name, frozenset()):
+                modules[name] = modules.get(name, frozenset()) | modules[value.id]
+                changed = True
+            if value.id in importers and name not in importers:
+                importers.add(name)
+                changed = True
+    classes = frozenset(node.name for node in tree.body if isinstance(node, ast.ClassDef))
+    return _Aliases(modules, frozenset(importers), classes)
 
 
-def _dynamic_use(node: ast.AST, aliases: dict[str, frozenset[str]]) -> str:
+def _ordinary_call(node: ast.Call, aliases: _Aliases) -> bool:
+    """A call of setattr or vars on what is plainly not the module (``setattr(self, ...)``,
+    ``vars(TinyEncoder)``), or of import_module naming another module by a string
+    (``importlib.import_module("math")``): it binds no module name."""
+    if not node.args or isinstance(first := node.args[0], ast.Starred):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in ("setattr", "vars"):
+        return isinstance(first, ast.Attribute) or (
+            isinstance(first, ast.Name) and (first.id in _NOT_THE_MODULE or first.id in aliases.classes)
+        )
+    importer = (isinstance(func, ast.Name) and func.id in aliases.importers) or (
+        isinstance(func, ast.Attribute)
+        and func.attr == "import_module"
+        and isinstance(func.value, ast.Name)
+        and "import_module" in aliases.modules.get(func.value.id, ())
+    )
+    # A relative name may be the module itself (the collector imports it as a package's root).
+    return (
+        importer
+        and isinstance(first, ast.Constant)
+        and isinstance(first.value, str)
+        and not first.value.startswith((".", _COLLECTOR_MODULE_PREFIX))
+    )
+
+
+def _dynamic_use(node: ast.AST, aliases: _Aliases) -> str:
     """In words, how ``node`` may bind module names no statement shows; '' when it cannot."""
     line = getattr(node, "lineno", "?")
+    how = "through which it may bind names no statement shows"
     if isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES:
-        return f"it uses {node.id} (line {line}), through which it may bind names no statement shows"
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        if node.attr in aliases.get(node.value.id, ()):
-            return (
-                f"it uses {node.value.id}.{node.attr} (line {line}), through which it may bind names no statement shows"
-            )
+        return f"it uses {node.id} (line {line}), {how}"
+    if isinstance(node, ast.Name) and node.id in aliases.importers:
+        return f"it uses {node.id} (importlib.import_module, line {line}), {how}"
+    if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Name) and node.attr in aliases.modules.get(node.value.id, ()):
+            return f"it uses {node.value.id}.{node.attr} (line {line}), {how}"
+        if node.attr in _DYNAMIC_ATTRIBUTES:
+            return f"it uses .{node.attr} (line {line}), {how}"
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and node.args
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in aliases.modules
+    ):
+        return f"it uses getattr({node.args[0].id}, ...) (line {line}), {how}"
     if isinstance(node, ast.ImportFrom):
         if any(a.name == "*" for a in node.names):
             return f"it imports * (line {line}), which may bind any name"
-        if (names := _DYNAMIC_OF_MODULE.get(node.module or "")) and any(a.name in names for a in node.names):
+        names = _DYNAMIC_OF_MODULE.get(node.module or "", frozenset())
+        if node.module == "importlib":
+            names = names - {"import_module"}  # judged where it is called (_ordinary_call)
+        if any(a.name in names for a in node.names):
             return f"it imports from {node.module} (line {line}) what may bind names no statement shows"
     return ""
+
+
+def _main_guard(node: ast.If) -> bool:
+    """``if __name__ == "__main__":``, whose body never runs in the collector: it imports the
+    module by another name (collector_workload_...)."""
+    if not isinstance(test := node.test, ast.Compare):
+        return False
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+    )
+
+
+def _binds_anywhere(tree: ast.Module, name: str) -> bool:
+    """Whether any statement of the module, a function's included, binds or deletes ``name``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, ast.arg) and node.arg == name:
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name == name:
+            return True
+        if isinstance(node, ast.MatchMapping) and node.rest == name:
+            return True
+    return False
 
 
 def read_module(module: Path, needed: tuple[str, ...]) -> ModuleReading:
@@ -1033,11 +1201,15 @@ def read_module(module: Path, needed: tuple[str, ...]) -> ModuleReading:
     assignment of anything but a literal (a number, a string, None...), a walrus, a loop or with
     target, a match capture, a name a function declares global; inside a top-level if, try,
     with, loop or match too. A name bound only to literals lacks its function; a del, which may
-    not run, is not read. Errs towards 'defined': a plan review never refuses a module the
-    collector would load. ``unread`` says why the source cannot tell, with no name lacking:
-    unreadable, past MAX_MODULE_BYTES, not parsed, a star import, a module ``__getattr__``, or a
-    use of _DYNAMIC_NAMES or _DYNAMIC_OF_MODULE. ``task_metric``: the string TASK_METRIC is bound
-    to, where every binding of it is an assignment of that one string literal."""
+    not run, is not read. The body of ``if __name__ == "__main__":`` is not read at all (the
+    collector imports the module by another name, so it never runs), unless the module binds
+    ``__name__``. Errs towards 'defined': a plan review never refuses a module the collector
+    would load. ``unread`` says why the source cannot tell, with no name lacking: unreadable,
+    past MAX_MODULE_BYTES, not parsed, a star import, a module ``__getattr__``, or a use of
+    _DYNAMIC_NAMES, _DYNAMIC_OF_MODULE or _DYNAMIC_ATTRIBUTES (_dynamic_use). ``stated``: each
+    of _STATED_NAMES with its literal, where the module binds it exactly once, by a plain
+    assignment of a literal (``TASK_METRIC = "cosine"``) directly in its body; any other binding
+    of it (nested in an if, try, loop..., a del, an import, a global, a walrus) leaves it out."""
     try:
         if module.stat().st_size > MAX_MODULE_BYTES:
             return ModuleReading([], f"it is larger than {MAX_MODULE_BYTES:,} bytes, so its source is not read here")
@@ -1045,20 +1217,20 @@ def read_module(module: Path, needed: tuple[str, ...]) -> ModuleReading:
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return ModuleReading([], f"its source could not be read here ({type(exc).__name__})")
     aliases = _dynamic_aliases(tree)
-    metric_values: list[object] = []  # each binding of TASK_METRIC: its literal string, else None
+    guarded = not _binds_anywhere(tree, "__name__")  # else __name__ == "__main__" may hold
+    direct = {id(statement) for statement in tree.body}
     bound: dict[str, bool] = {}  # name -> a binding that may be callable
+    stated: dict[str, list[ast.Constant | None]] = {}  # each binding of _STATED_NAMES: its plain literal, else None
 
-    def bind(name: str, maybe_callable: bool = True, value: ast.AST | None = None) -> None:
+    def bind(name: str, maybe_callable: bool = True, plain: ast.AST | None = None) -> None:
         bound[name] = bound.get(name, False) or maybe_callable
-        if name == "TASK_METRIC":
-            metric_values.append(
-                value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
-            )
+        if name in _STATED_NAMES:
+            stated.setdefault(name, []).append(plain if isinstance(plain, ast.Constant) else None)
 
-    def names(target: ast.AST, value: ast.AST | None, assigned: bool = False) -> None:
+    def names(target: ast.AST, value: ast.AST | None, plain: bool = False) -> None:
         literal = isinstance(value, (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple))
         if isinstance(target, ast.Name):
-            bind(target.id, not literal, value if assigned else None)
+            bind(target.id, not literal, value if plain else None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 names(element.value if isinstance(element, ast.Starred) else element, None)
@@ -1077,9 +1249,9 @@ def read_module(module: Path, needed: tuple[str, ...]) -> ModuleReading:
                 bind(node.name)
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
-                    names(target, node.value, assigned=True)
+                    names(target, node.value, plain=id(node) in direct)
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                names(node.target, node.value, assigned=True)
+                names(node.target, node.value, plain=id(node) in direct)
             elif isinstance(node, ast.AugAssign):
                 names(node.target, node.value)
             elif isinstance(node, ast.NamedExpr):
@@ -1100,17 +1272,27 @@ def read_module(module: Path, needed: tuple[str, ...]) -> ModuleReading:
                 bind(node.name)
             elif isinstance(node, ast.MatchMapping) and node.rest:
                 bind(node.rest)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del) and node.id in _STATED_NAMES:
+                stated.setdefault(node.id, []).append(None)  # a del, which may run: not read
         # Below a def, class or lambda, names are that body's own: only what may bind module
         # names there is looked for (the checks above the ``top`` ones).
         inner = top and not isinstance(node, bodies)
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        children: list[ast.AST]
+        if guarded and isinstance(node, ast.If) and _main_guard(node):
+            children = [node.test, *node.orelse]  # its body never runs in the collector
+        elif isinstance(node, ast.Call) and _ordinary_call(node, aliases):
+            children = [*node.args, *node.keywords]  # its function is not looked for
+        else:
+            children = list(ast.iter_child_nodes(node))
+        stack.extend((child, inner) for child in children)
     if "__getattr__" in bound:
         return ModuleReading([], "it defines a module __getattr__, which may answer any name")
-    # Any binding but an assignment of a string (an import, a loop, a def, a global): not read.
-    metric = metric_values[0] if len(set(metric_values)) == 1 else None
-    return ModuleReading(
-        [name for name in needed if not bound.get(name, False)], "", metric if isinstance(metric, str) else None
-    )
+    read: dict[str, object] = {
+        name: values[0].value
+        for name, values in stated.items()
+        if len(values) == 1 and isinstance(values[0], ast.Constant)
+    }
+    return ModuleReading([name for name in needed if not bound.get(name, False)], "", read)
 
 
 def module_source_problem(module: Path) -> str | None:
