@@ -97,15 +97,15 @@ def test_a_cell_failing_only_its_task_criterion_is_not_said_to_differ_beyond_tol
     assert "beyond tolerance (eager" not in text.replace("with no element beyond tolerance (eager", "")
 
 
-def test_a_log_with_no_planned_cell_says_nothing_was_measured(tmp_path: Path) -> None:
-    events = base_events()
-    events = [e for e in events if e["kind"] in ("run_start", "environment")]
+def _aborted_before_its_plan(tmp_path: Path, reason: str) -> str:
+    """The report (Markdown) of a synthetic run that ended, aborted for ``reason``, before its plan."""
+    events = [e for e in base_events() if e["kind"] in ("run_start", "environment")]
     events.append(
         {
             "kind": "run_end",
             "finished_at": "2026-01-01T00:10:00Z",
             "status": "aborted",
-            "reason": "workload error: the module did not load (synthetic)",
+            "reason": reason,
             "cells_planned": 4,
             "cells_recorded": 0,
         }
@@ -113,13 +113,17 @@ def test_a_log_with_no_planned_cell_says_nothing_was_measured(tmp_path: Path) ->
     log = tmp_path / "events.jsonl"
     log.write_text(dumps(with_envelope(events)), encoding="utf-8")
     invoke(["report", log, "--out", tmp_path / "out", "--format", "md"])
-    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    return (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_log_with_no_planned_cell_says_nothing_was_measured(tmp_path: Path) -> None:
+    text = _aborted_before_its_plan(tmp_path, "workload error: the module did not load (synthetic)")
     assert "No planned cell in the log: nothing was measured." in text and "All 0 planned" not in text
     assert "| none | no planned cell in the log |" in text and "every planned cell passed" not in text
     # It stopped before its plan event: its tolerances were never written, not left out of a plan.
     # A later review: the step read "collect the missing cells again with the same plan", which a
     # module lacking a function stops the same way again. Now: fix what the error names, or
-    # collect again as it is where it may not repeat (build_model() timing out).
+    # collect the plan again where it may not repeat (build_model() timing out).
     assert "Next: fix what the workload error under Disposition names" in text, text
     # The command is the plan's, not the run's selection (--only, --modes, --max-cells, --out
     # are left out): "as it is" had promised the run as it was (a review).
@@ -140,21 +144,7 @@ def test_a_log_with_no_planned_cell_says_nothing_was_measured(tmp_path: Path) ->
 def test_an_aborted_run_s_next_step_follows_why_it_stopped(tmp_path: Path, reason: str, step: str) -> None:
     """An interrupted run is collected again as it is; one its workload or its plan stopped is
     fixed first (as it is, the collector stops it the same way)."""
-    events = [e for e in base_events() if e["kind"] in ("run_start", "environment")]
-    events.append(
-        {
-            "kind": "run_end",
-            "finished_at": "2026-01-01T00:10:00Z",
-            "status": "aborted",
-            "reason": reason,
-            "cells_planned": 4,
-            "cells_recorded": 0,
-        }
-    )
-    log = tmp_path / "events.jsonl"
-    log.write_text(dumps(with_envelope(events)), encoding="utf-8")
-    invoke(["report", log, "--out", tmp_path / "out", "--format", "md"])
-    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    text = _aborted_before_its_plan(tmp_path, reason)
     assert step in text, text
     assert f"Incomplete run: the run was aborted: {reason}." in text, text
 
