@@ -1237,10 +1237,11 @@ def read_module(module: Path, needed: tuple[str, ...]) -> ModuleReading:
 
     bodies = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
     stack: list[tuple[ast.AST, bool]] = [(statement, True) for statement in tree.body]
+    dynamic = ""  # the first way found that may bind names no statement shows
     while stack:
         node, top = stack.pop()
-        if why := _dynamic_use(node, aliases):
-            return ModuleReading([], why)
+        if not dynamic and (why := _dynamic_use(node, aliases)):
+            dynamic = why
         if isinstance(node, ast.Global):  # a function may bind it at the top level when called
             for name in node.names:
                 bind(name)
@@ -1285,14 +1286,20 @@ def read_module(module: Path, needed: tuple[str, ...]) -> ModuleReading:
         else:
             children = list(ast.iter_child_nodes(node))
         stack.extend((child, inner) for child in children)
-    if "__getattr__" in bound:
-        return ModuleReading([], "it defines a module __getattr__, which may answer any name")
+    lacking = [name for name in needed if not bound.get(name, False)]
+    if "__getattr__" in bound and not dynamic:
+        dynamic = "it defines a module __getattr__, which may answer any name"
+    if dynamic:
+        # What a statement binds is there whatever else binds names: only a name no statement
+        # binds is left unjudged (a module __getattr__ answers only names it lacks). A stated
+        # value may be bound again out of sight: none is read.
+        return ModuleReading([], dynamic if lacking else "", {})
     read: dict[str, object] = {
         name: values[0].value
         for name, values in stated.items()
         if len(values) == 1 and isinstance(values[0], ast.Constant)
     }
-    return ModuleReading([name for name in needed if not bound.get(name, False)], "", read)
+    return ModuleReading(lacking, "", read)
 
 
 def module_source_problem(module: Path) -> str | None:
