@@ -105,3 +105,64 @@ def test_paths_no_file_can_have_are_read_without_a_traceback(tmp_path: Path) -> 
     assert [p.line for p in reading.problems] == [_line_of(events, _weights(events))]
     assert reading.problems[0].message.startswith("artifact: artifacts/we\x00ights.pt cannot be read (")
     assert reading.problems[0].message.endswith("): its sha256 was not checked")
+
+
+def test_a_file_named_by_many_artifact_events_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review: a log repeating one artifact line a hundred times over a 300 MB file took 22 s
+    to validate, each line hashing the file again (a thousand lines over a sparse 1 GiB file:
+    half an hour). Now a file is read once per log, and a log's files MAX_LOG_BYTES in all."""
+    from reportgen.contract import artifact_files
+
+    log, events = _run(tmp_path)
+    weights = _artifact(events, "weights")
+    at = events.index(weights) + 1
+    events[at:at] = [{**weights, "role": "other"} for _ in range(50)]
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    log.write_text(dumps(events), encoding="utf-8")
+    reads: list[object] = []
+    real = hashlib.file_digest
+
+    def counted(handle: object, digest: str) -> object:
+        reads.append(handle)
+        return real(handle, digest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(artifact_files.hashlib, "file_digest", counted)
+    read_log(log)
+    assert len(reads) == 2, len(reads)  # the weights file and the inputs file, once each
+    monkeypatch.setattr(artifact_files, "MAX_LOG_BYTES", len(SAVED["weights"]))
+    reading = read_log(log)
+    assert any("read for one log's files" in p.message for p in reading.problems), [
+        p.format() for p in reading.problems
+    ]
+
+
+def test_a_link_out_of_the_run_folder_or_a_link_loop_is_said_unchecked_with_no_traceback(tmp_path: Path) -> None:
+    """A review: a weights.pt linked to a forged file outside the run folder validated with no
+    word (the log's hashes then read 'Same weights by content'), and a link to itself crashed
+    validate, report and diff with a traceback (RuntimeError: Symlink loop). Now each is a
+    warning at its line that the file was not checked."""
+    log, events = _run(tmp_path / "run")
+    weights = tmp_path / "run" / _artifact(events, "weights")["path"]
+    elsewhere = tmp_path / "elsewhere.pt"
+    elsewhere.write_bytes(b"forged" + SAVED["weights"][6:])
+    weights.unlink()
+    weights.symlink_to(elsewhere)
+    code, output = _validate(log)
+    assert (
+        code == 0 and "links to a file outside its run folder, which is not read: its sha256 was not checked" in output
+    )
+    weights.unlink()
+    weights.symlink_to(weights.name)  # a loop
+    code, output = _validate(log)
+    assert code == 0 and "Traceback" not in output and "cannot be read" in output, output
+
+
+def test_a_long_logged_path_is_clipped_in_its_message(tmp_path: Path) -> None:
+    log, events = _run(tmp_path)
+    _artifact(events, "inputs")["path"] = "artifacts/" + "a/" * 5000 + "x.pt"
+    log.write_text(dumps(events), encoding="utf-8")
+    from reportgen.contract.artifact_files import FileChecks
+
+    found = FileChecks(tmp_path).check(_artifact(events, "inputs")["path"], 1, "0" * 64)
+    assert not isinstance(found, Path) and len(found.why) < 300, found

@@ -33,7 +33,7 @@ from msgspec import UNSET
 from msgspec.structs import force_setattr
 
 from collector.visible import visible
-from reportgen.contract.artifact_files import checked_file
+from reportgen.contract.artifact_files import FileChecks
 from reportgen.contract.consistency import CONTENT_RECIPES, FIGURE_KINDS, FigureChecks, family_disagreement
 from reportgen.contract.events import (
     CASE_KINDS,
@@ -609,8 +609,9 @@ class _Checker:
         names, and a reader that took the log's hashes (compare's "same weights by content")
         would vouch for a file nobody measured. A file that is not there is no finding (logs
         travel without their artifacts); one too large to read is said unchecked."""
+        files = FileChecks(run_dir)
         for line, logged, size, sha256 in self.artifacts:
-            found = checked_file(run_dir, logged, size, sha256)
+            found = files.check(logged, size, sha256)
             if isinstance(found, Path) or found.finding in ("outside", "absent"):
                 continue
             if found.contradicts:
