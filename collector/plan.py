@@ -68,6 +68,8 @@ class Cell:
 # A workload's WEIGHTS_ORIGIN: trained weights from a named source, made-up ones, or none at all
 # (collector/workload.py refuses a module stating another; plan-check reads it from the source).
 WEIGHTS_ORIGINS = ("pretrained", "synthetic", "none")
+# What the plan event records as the model revision of a module that states none.
+NO_MODEL_REVISION = "not stated by the workload"
 
 # The functions a workload module defines, with their signatures (collector/workload.py checks
 # them after importing the module; plan-check looks for them in its source, never running it).

@@ -1095,3 +1095,17 @@ def test_a_plan_with_an_empty_model_revision_is_not_said_to_have_no_plan_event()
         "the saved files differ in bytes" in judged.text
         and "before and after plans state no model revision" in judged.text
     )
+
+
+def test_the_collector_s_word_for_no_model_revision_is_no_declaration() -> None:
+    """A review: 'not stated by the workload' (what the collector writes for a module without
+    MODEL_REVISION) and a revision of spaces read as one declared model, so two different
+    weights files were 'identified by declaration only ... whose weights the workload builds
+    from its seed', and their timings compared."""
+    from reportgen.judge.identity import WeightsFacts, weights_identity
+
+    for revision in ("not stated by the workload", " "):
+        a = WeightsFacts(None, "a" * 64, False, "written before content hashes", revision)
+        b = WeightsFacts(None, "b" * 64, False, "written before content hashes", revision)
+        judged = weights_identity(a, b, ("before", "after"))
+        assert not judged.same and "state no model revision" in judged.text, judged.text

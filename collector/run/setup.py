@@ -16,6 +16,7 @@ from collector.environment import read_environment
 from collector.facts import scheduled_task
 from collector.eventlog import EventLog, utc_now
 from collector.localimports import imports_digest, workload_imports
+from collector.plan import NO_MODEL_REVISION
 from collector.planschema import TARGET_RULES_PATH
 from collector.provenance import provenance
 from collector.run.state import Run
@@ -115,7 +116,7 @@ def write_plan(run: Run) -> None:
     run.log.write(
         "plan",
         **plan.event_fields(plan.cells, run.warm_repetitions),
-        model_revision=getattr(run.workload, "MODEL_REVISION", "not stated by the workload"),
+        model_revision=getattr(run.workload, "MODEL_REVISION", NO_MODEL_REVISION),
         weights_origin=getattr(run.workload, "WEIGHTS_ORIGIN", None),  # checked when the module loaded
         weights_sha256=digest,
         weights_content_sha256=content.get("content_sha256"),

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from collector.plan import NO_MODEL_REVISION
 from reportgen.contract import events as ev
 from reportgen.model.runmodel import RunModel
 
@@ -217,7 +218,8 @@ def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = 
         if a.file and b.file
         else f"no weights file hash on the {' and '.join(r for r, f in zip(names, (a.file, b.file)) if not f)}"
     )
-    unstated = [role for role, facts in zip(names, (a, b)) if not facts.revision]
+    # No model named: an empty revision, spaces, or the collector's own word for a module that states none.
+    unstated = [role for role, facts in zip(names, (a, b)) if (facts.revision or "").strip() in ("", NO_MODEL_REVISION)]
     if unstated:  # a plan whose model revision is empty declares no model: nothing is the same by it
         return Identity(
             False,
