@@ -123,12 +123,13 @@ def test_a_log_with_no_planned_cell_says_nothing_was_measured(tmp_path: Path) ->
     # It stopped before its plan event: its tolerances were never written, not left out of a plan.
     # A later review: the step read "collect the missing cells again with the same plan", which a
     # module lacking a function stops the same way again. Now: fix what the error names, or
-    # collect the plan again where it may not repeat (build_model() timing out).
+    # collect again where it may not repeat (build_model() timing out).
     assert "Next: fix what the workload error under Disposition names" in text, text
-    # The command is the plan's, not the run's selection (--only, --modes, --max-cells, --out
-    # are left out): "as it is" had promised the run as it was (a review).
-    assert "an error that may not repeat (a timeout, a file that could not be read), collect the plan again" in text
-    assert "as it is" not in text
+    # The command leaves out options that chose cells or outputs (--modes, --max-cells, --out)
+    # and adds --only for untested cells: "as it is", then "the plan again", promised what it
+    # is not (two reviews).
+    assert "an error that may not repeat (a timeout, a file that could not be read), collect again (" in text
+    assert "as it is" not in text and "the plan again" not in text
     assert "same plan" not in text
     assert "Next: declare tolerances" not in text and "change the plan" not in text
 

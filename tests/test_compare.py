@@ -825,7 +825,10 @@ def test_reference_files_are_checked_before_reading(tmp_path: Path) -> None:
         cand, {"b1-l16-contiguous": {"hidden": torch.ones(2)}}, torch, artifact_path="../../../etc/passwd"
     )
     text = gather(base, cand).cells[0].reference.text
-    assert "distance between them not measured (candidate: ../../../etc/passwd names a place outside its run folder)" in text
+    assert (
+        "distance between them not measured (candidate: ../../../etc/passwd names a place outside its run folder)"
+        in text
+    )
     artifacts = [next(a for a in read_run(log)[1].artifacts if a.role == "reference_output") for log in (base, cand)]
     (base.parent / "artifacts" / "reference.pt").write_bytes(b"tampered")
     with pytest.raises(ReportInputError, match="artifact: artifacts/reference.pt is 8 bytes"):

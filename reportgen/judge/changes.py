@@ -69,11 +69,12 @@ NO_READS = (
 # hashes and provenance): a change outside it is in no log, so "none changed" is never "nothing
 # changed". Said beside every count of code and data changes.
 CODE_SCOPE = (
-    "of what the logs identify: the collector (its version, git state and event schema), its backend adapter "
-    "and descriptor, the plan, the module that defines the workload and the local files it imports, and "
-    "(schema 1.6 on) the files the workload read through Python in the collector's process until its reference "
-    "ran, with the packages loaded by then; code first run later or only in a fresh process (a compiled or "
-    "device-only branch that imports more) is in neither"
+    "of what the logs identify: the collector (its version, git state and event schema), its backend adapter, "
+    "descriptor and constraint rules, the plan, the module that defines the workload and the local files it "
+    "imports, (schema 1.6 on) the files the workload read through Python in the collector's process until its "
+    "reference ran, with the packages loaded by then, and the saved weights, inputs and reference outputs by "
+    "hash; code first run later or only in a fresh process (a compiled or device-only branch that imports more) "
+    "is in neither"
 )
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
 MOST_READINGS = 10  # a side's replicates that read a host fact differently: the values named, at most

@@ -69,7 +69,7 @@ NEXT_STEPS: dict[str, str] = {
     "reference-not-repeatable": "make the reference repeat within the tolerance (seed or remove what is random in the forward, such as dropout left on or a buffer updated per call; torch.use_deterministic_algorithms), then collect again",
     "incomplete-run": "collect the missing cells again with the same plan (`{collect}`)",
     "stopped-on-plan": "change the plan as the reason under Disposition says (as it is, the collector stops it again the same way), then collect again",
-    "stopped-on-workload": "fix what the workload error under Disposition names (a module that lacks a function, or raises, stops the collector again the same way), then collect again; an error that may not repeat (a timeout, a file that could not be read), collect the plan again (`{collect}`)",
+    "stopped-on-workload": "fix what the workload error under Disposition names (a module that lacks a function, or raises, stops the collector again the same way), then collect again; an error that may not repeat (a timeout, a file that could not be read), collect again (`{collect}`)",
     "untested-cells": "collect the untested cells with the same plan (`{collect}`)",
     "layout-not-measured": "collect the non-contiguous cells again with this collector, which records the layout the model receives (`{collect}`)",
     "layout-not-achieved": "make the collector feed the planned layout (see Inputs as fed), then collect those cells again",
