@@ -593,3 +593,23 @@ def test_cells_the_plan_s_policy_refuses_await_no_explanation(tmp_path: Path) ->
     )
     assert "none owed: the plan&#39;s declared policy refuses requests of 600 tokens" in html
     assert "Explanation: none yet." in md  # the mismatching cell still awaits one
+
+
+def test_a_passing_cell_with_no_operators_event_on_a_backend_that_must_measure_fallback_blocks(tmp_path: Path) -> None:
+    """A later review: deleting the operators line of a cpu log relabelled as neuron left its
+    passing cell with no fallback status at all, which no rule read, so it was judged Suitable
+    on neuron. Now such a cell blocks there as one whose fallback was not recorded; on the cpu
+    it stays no reason."""
+
+    def edit(events: Events) -> None:
+        _neuron(events)
+        events.remove(_first(events, "operators", EAGER))
+
+    reasons = d.rule_fallback(_run(tmp_path, edit, "neuron", "neuron-native"), {})
+    assert [(r.rule, r.outcome, r.cases) for r in reasons] == [("cpu-fallback", "blocked", (EAGER,))]
+    assert "their log has no operators event for them" in reasons[0].message
+
+    def on_the_cpu(events: Events) -> None:
+        events.remove(_first(events, "operators", EAGER))
+
+    assert d.rule_fallback(_run(tmp_path, on_the_cpu), {}) == []

@@ -800,6 +800,19 @@ def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
                     _cases(waved),
                 )
             )
+        # A passing cell with no operators event at all: nothing was measured either (a review
+        # relabelled a cpu log as neuron and deleted its operators line, and read "Suitable").
+        silent = [c for c in run.cells if c.status == "pass" and c.fallback_status is None]
+        if silent:
+            reasons.append(
+                Reason(
+                    "cpu-fallback",
+                    "blocked",
+                    "CPU fallback was not recorded for these passing cells: their log has no operators event for "
+                    "them, and on this backend ops can fall back to the CPU inside the runtime, so it must be measured.",
+                    _cases(silent),
+                )
+            )
     return reasons
 
 
