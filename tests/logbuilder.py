@@ -335,6 +335,18 @@ def _neuron_env(events: list[dict[str, Any]]) -> None:
             event["transfers"] = {"status": "measured", "count": 2, "bytes": 4096}
 
 
+def write_synthetic_neuron(folder: Path, run_id: str = "synthetic-neuron") -> Path:
+    """A synthetic complete neuron-native run's log written at ``folder``/events.jsonl, started
+    after every sample run (so a site lists it latest)."""
+    events = base_events(target="neuron", family="neuron")
+    _neuron_env(events)
+    events[0].update(run_id=run_id, started_at="2026-12-31T00:00:00Z")
+    folder.mkdir(parents=True)
+    log = folder / "events.jsonl"
+    log.write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    return log
+
+
 def _cells(events: list[dict[str, Any]], kind: str, mode: str | None = None) -> list[dict[str, Any]]:
     return [e for e in events if e["kind"] == kind and (mode is None or e["case"].endswith(mode))]
 

@@ -27,7 +27,7 @@ from reportgen.contract.validation import read_log
 from reportgen.judge.disposition import SYNTHETIC_LEAD
 from tests.conftest import FIXTURES, REPO
 from tests.hostile import invoke
-from tests.logbuilder import _neuron_env, base_events, dumps, finish, with_envelope
+from tests.logbuilder import base_events, dumps, with_envelope, write_synthetic_neuron
 
 FAULTY = REPO / "tests" / "workloads" / "faulty.toml"
 SAMPLES = REPO / "sample_runs"
@@ -154,11 +154,7 @@ def test_a_synthetic_fixture_neither_speaks_for_its_workload_nor_stands_untagged
     runs = tmp_path / "runs"
     measured = SAMPLES / "tiny-encoder-cpu-20261205T124447Z-43ef64"
     shutil.copytree(measured, runs / measured.name)
-    events = base_events(target="neuron", family="neuron")
-    _neuron_env(events)
-    events[0].update(run_id="synthetic-neuron", started_at="2026-12-31T00:00:00Z")
-    (runs / "synthetic").mkdir()
-    (runs / "synthetic" / "events.jsonl").write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    write_synthetic_neuron(runs / "synthetic")
     assert invoke(["site", runs, "--out", tmp_path / "site"]).code == 0
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert f"Reviewed from the plan logged by {measured.name}" in index or measured.name in index

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.conftest import REPO
 from tests.hostile import invoke
-from tests.logbuilder import _neuron_env, base_events, dumps, finish, with_envelope
+from tests.logbuilder import write_synthetic_neuron
 
 TAG = "adapter untried on hardware"
 
@@ -23,11 +23,7 @@ def test_a_neuron_run_is_tagged_on_every_site_page_that_shows_it_and_a_cpu_run_i
     runs = tmp_path / "runs"
     cpu = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183"
     shutil.copytree(cpu, runs / cpu.name)
-    events = base_events(target="neuron", family="neuron")
-    _neuron_env(events)
-    events[0].update(run_id="synthetic-neuron", started_at="2026-12-31T00:00:00Z")
-    (runs / "neuron").mkdir()
-    (runs / "neuron" / "events.jsonl").write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    write_synthetic_neuron(runs / "neuron")
     site = tmp_path / "site"
     assert invoke(["site", runs, "--out", site]).code == 0
     index = (site / "index.html").read_text(encoding="utf-8")
