@@ -166,3 +166,20 @@ def test_a_long_logged_path_is_clipped_in_its_message(tmp_path: Path) -> None:
 
     found = FileChecks(tmp_path).check(_artifact(events, "inputs")["path"], 1, "0" * 64)
     assert not isinstance(found, Path) and len(found.why) < 300, found
+
+
+def test_report_md_shows_the_log_s_warnings_as_report_html_does(tmp_path: Path) -> None:
+    """A review: a weights file the check could not read (linked from outside the run folder, or
+    over 1 GiB) was said so only in report.html's log warnings; report.md, the file a pull request
+    shows, said nothing. Now report.md lists the log's warnings too."""
+    log, events = _run(tmp_path / "run")
+    weights = tmp_path / "run" / _artifact(events, "weights")["path"]
+    elsewhere = tmp_path / "elsewhere.pt"
+    elsewhere.write_bytes(weights.read_bytes())
+    weights.unlink()
+    weights.symlink_to(elsewhere)
+    result = CliRunner().invoke(main, ["report", str(log), "--out", str(tmp_path / "out")])
+    assert result.exit_code in (0, 3), result.output
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "Log warnings (1), as `reportgen validate` prints them:" in text, text[-2000:]
+    assert "links to a file outside its run folder" in text
