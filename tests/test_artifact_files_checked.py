@@ -183,3 +183,29 @@ def test_report_md_shows_the_log_s_warnings_as_report_html_does(tmp_path: Path) 
     text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "Log warnings (1), as `reportgen validate` prints them:" in text, text[-2000:]
     assert "links to a file outside its run folder" in text
+
+
+def test_compare_says_when_the_files_its_same_weights_rest_on_were_not_checked(tmp_path: Path) -> None:
+    """A review: with a side's weights file linked from outside its run folder (or over 1 GiB),
+    compare still read "Same weights by content", from that log's hashes alone, with no word.
+    Now the note says which side's file was not checked."""
+    base, _ = _run(tmp_path / "base")
+    cand, events = _run(tmp_path / "cand")
+    events[0]["run_id"] = "synthetic-identity-candidate"
+    cand.write_text(dumps(events), encoding="utf-8")
+    weights = tmp_path / "cand" / _artifact(events, "weights")["path"]
+    elsewhere = tmp_path / "elsewhere.pt"
+    elsewhere.write_bytes(weights.read_bytes())
+    weights.unlink()
+    weights.symlink_to(elsewhere)
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "c" / "compare.md").read_text(encoding="utf-8")
+    assert (
+        "The files beside the logs were not checked against these hashes (the candidate's artifacts/weights.pt" in text
+    )
+    (tmp_path / "c2").mkdir()
+    weights.unlink()
+    weights.write_bytes(elsewhere.read_bytes())
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "c2")])
+    assert "were not checked against these hashes" not in (tmp_path / "c2" / "compare.md").read_text(encoding="utf-8")

@@ -195,6 +195,9 @@ class LogReading:
     # Findings past MAX_KEPT_PROBLEMS, counted, not kept.
     more_errors: int = 0
     more_warnings: int = 0
+    # The artifact paths whose file lies beside the log but was not read (too large, linked from
+    # outside the run folder, unreadable): their hashes are the log's word only.
+    unchecked_files: list[str] = field(default_factory=list)
 
     @property
     def run_end(self) -> RunEnd | None:
@@ -622,6 +625,7 @@ class _Checker:
                 )
             else:
                 self.warning(line, f"artifact: {found.why}: its sha256 was not checked")
+                self.reading.unchecked_files.append(logged)
 
     def _what_it_is(self, line_count: int) -> str:
         """What a file that holds no event is, in a few words."""

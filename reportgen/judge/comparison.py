@@ -883,9 +883,25 @@ def _check_same_model(base: RunModel, cand: RunModel, names: tuple[str, str] = S
     return weights
 
 
-def _identity_notes(weights: Identity, inputs: list[Identity]) -> list[str]:
+def _unchecked(sides: Sequence[tuple[str, RunModel]]) -> str:
+    """Which side's weights or inputs files lie beside its log unchecked against the hashes the
+    identity rests on, in words ('' when none): the hashes are that log's word only."""
+    said = []
+    for role, run in sides:
+        paths = {a.path for a in run.artifacts if a.role in ("weights", "inputs")} & set(run.unchecked_files)
+        if paths:
+            said.append(f"the {role}'s {', '.join(sorted(paths))[:200]}")
+    return (
+        f" The files beside the logs were not checked against these hashes ({'; '.join(said)}: see the log warnings): "
+        "the sameness rests on the logs' word there."
+        if said
+        else ""
+    )
+
+
+def _identity_notes(weights: Identity, inputs: list[Identity], unchecked: str = "") -> list[str]:
     """How the weights and inputs are known to be the same: said first, above any timing."""
-    notes = [weights.text[:1].upper() + weights.text[1:] + "."]
+    notes = [weights.text[:1].upper() + weights.text[1:] + "." + unchecked]
     declared = [i for i in inputs if i.basis == DECLARED]
     if declared:
         notes.append(f"{len(declared)} of {len(inputs)} compared cell(s): {declared[0].text}.")
@@ -1114,7 +1130,8 @@ def compare_runs(
         geomean_unpooled=unpooled,
         compile_cost=_compile_cost(cells),
         speedups=_speedups(cells, stop),
-        notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
+        notes=_identity_notes(weights, inputs, _unchecked((("baseline", baseline.run), ("candidate", candidate.run))))
+        + _notes(baseline.run, candidate.run, sides),
         declared_identity=weights.basis == DECLARED or any(i.basis == DECLARED for i in inputs),
         criteria=criteria,
         origins_contradict=contradict,

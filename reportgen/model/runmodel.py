@@ -278,6 +278,9 @@ class RunModel:
     requests: list[ev.Request] = field(default_factory=list)
     # What the workload read and ran on beyond run_start's files (1.6); None: not recorded.
     workload_reads: ev.WorkloadReads | None = None
+    # Artifact paths whose file lies beside the log but was not checked against its hashes
+    # (LogReading.unchecked_files).
+    unchecked_files: tuple[str, ...] = ()
 
     def cells_with(self, kind: str) -> list[CellRecord]:
         """The cells that logged at least one event of a per-cell kind."""
@@ -402,6 +405,7 @@ class RunBuilder:
             end=reading.run_end,
             truncated=reading.truncated,
             log_problems=[p.format() for p in reading.problems],
+            unchecked_files=tuple(reading.unchecked_files),
             kind_counts=dict(Counter(map(_KIND, events))),  # per kind, first seen first
             requests=self.requests,
             workload_reads=self._first("workload_reads"),
