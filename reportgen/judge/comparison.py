@@ -78,7 +78,6 @@ from reportgen.judge.identity import (
     origin_change_words,
     origins_contradict,
     weights_facts,
-    weights_identity,
 )
 from reportgen.judge.localization import judge_localization
 from reportgen.judge.intervals import (
@@ -1042,12 +1041,10 @@ def compare_runs(
 
     sides = (side_of("baseline", baseline, baseline_replicates), side_of("candidate", candidate, candidate_replicates))
     criteria = criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run))
-    weights_of = weights_facts(baseline.run), weights_facts(candidate.run)
-    identity = weights_identity(*weights_of)
-    contradict = origins_contradict(*weights_of, identity)
+    contradict = origins_contradict(weights_facts(baseline.run), weights_facts(candidate.run), weights)
     if contradict:  # one weights file cannot be both synthetic and pretrained: a contradiction, not a change
         criteria = [
-            replace(c, text=origin_change_words(c.text, identity)) if c.key == "weights_origin" else c for c in criteria
+            replace(c, text=origin_change_words(c.text, weights)) if c.key == "weights_origin" else c for c in criteria
         ]
     stop = timing_stop(
         (role, r.run.start.run_id, len(_perf_stopped(r)))

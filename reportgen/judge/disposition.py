@@ -780,39 +780,29 @@ def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
         )
     ran = docs_for_family(_family(run))
     if ran is not None and ran.fallback_must_be_measured:
-        unknown = [c for c in run.cells if c.result_line is not None and c.fallback_status == "unmeasured"]
-        if unknown:
-            reasons.append(
-                Reason(
-                    "cpu-fallback", "blocked", "CPU fallback could not be measured for these cells.", _cases(unknown)
-                )
-            )
-        # A backend whose fallback happens inside its runtime has one to measure: "not
-        # applicable" (what the cpu and cuda adapters answer, never the neuron one) measured nothing.
-        waved = [c for c in run.cells if c.result_line is not None and c.fallback_status == "not_applicable"]
-        if waved:
-            reasons.append(
-                Reason(
-                    "cpu-fallback",
-                    "blocked",
-                    "CPU fallback was not measured for these cells: their log calls it not applicable, but on this "
-                    "backend ops can fall back to the CPU inside the runtime, so it must be measured.",
-                    _cases(waved),
-                )
-            )
-        # A passing cell with no operators event at all: nothing was measured either (a review
-        # relabelled a cpu log as neuron and deleted its operators line, and read "Suitable").
-        silent = [c for c in run.cells if c.status == "pass" and c.fallback_status is None]
-        if silent:
-            reasons.append(
-                Reason(
-                    "cpu-fallback",
-                    "blocked",
-                    "CPU fallback was not recorded for these passing cells: their log has no operators event for "
-                    "them, and on this backend ops can fall back to the CPU inside the runtime, so it must be measured.",
-                    _cases(silent),
-                )
-            )
+        results = [c for c in run.cells if c.result_line is not None]
+        for cells, why in (
+            (
+                [c for c in results if c.fallback_status == "unmeasured"],
+                "CPU fallback could not be measured for these cells.",
+            ),
+            # A backend whose fallback happens inside its runtime has one to measure: "not
+            # applicable" (what the cpu and cuda adapters answer, never the neuron one) measured nothing.
+            (
+                [c for c in results if c.fallback_status == "not_applicable"],
+                "CPU fallback was not measured for these cells: their log calls it not applicable, but on this "
+                "backend ops can fall back to the CPU inside the runtime, so it must be measured.",
+            ),
+            # A passing cell with no operators event at all: nothing was measured either (a review
+            # relabelled a cpu log as neuron and deleted its operators line, and read "Suitable").
+            (
+                [c for c in results if c.status == "pass" and c.fallback_status is None],
+                "CPU fallback was not recorded for these passing cells: their log has no operators event for "
+                "them, and on this backend ops can fall back to the CPU inside the runtime, so it must be measured.",
+            ),
+        ):
+            if cells:
+                reasons.append(Reason("cpu-fallback", "blocked", why, _cases(cells)))
     return reasons
 
 

@@ -121,7 +121,6 @@ REPLICATE_NOT_PASSED = "a replicate did not pass this cell"
 NOT_TIMED_WORDS = "not passed with positive warm samples in every run"
 REPLICATE_NOT_TIMED = f"cells that passed in the first run of each side, {NOT_TIMED_WORDS}, timing not compared"
 # Where weights or inputs are known the same only because both plans declare them so.
-
 DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
 # Cells of one status said differently in the two runs, named before the disposition.
 RESTATED = (
