@@ -10,9 +10,9 @@ change a comparison of two runs has to name before it says faster or slower.
 An audit hook (``sys.addaudithook``; it cannot be removed, so it does nothing outside a watch)
 notes every file opened for reading while the main process loads the workload module, builds
 the model, makes the inputs and runs the reference (the cells, and the fresh processes that
-compile and time them, come after: a file first read there is not seen). A file read by native code without Python's ``open`` (a Rust
-tokenizer reading its JSON, say) raises no audit event and is not seen: the event says what was
-watched. Left out: files the run hashed already, the interpreter's own and installed packages'
+compile and time them, come after: a file first read there is not seen). A file read by native
+code without Python's ``open`` (a Rust tokenizer reading its JSON, say) raises no audit event
+and is not seen: the event says what was watched. Left out: files the run hashed already, the interpreter's own and installed packages'
 files (their versions stand for them), the collector's, the run's own folders, ``/proc``,
 ``/sys`` and ``/dev`` (a module imported from its cached bytecode is named by its source). The
 packages are the installed distributions of

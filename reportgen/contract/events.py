@@ -1466,7 +1466,8 @@ INSPECTION_MODELS: dict[str, type[Envelope]] = {m.kind: m for m in (InspectionSt
 
 class WorkloadReads(Envelope, tag="workload_reads", kw_only=True, frozen=True):
     """From 1.6: what the workload read while the collector's process loaded its module, built
-    the model and made the inputs, beyond the files run_start hashed (collector/workload_reads.py)."""
+    the model, made the inputs and ran the reference, beyond the files run_start hashed
+    (collector/workload_reads.py)."""
 
     kind: ClassVar[Literal["workload_reads"]] = "workload_reads"
     files: Annotated[
