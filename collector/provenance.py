@@ -1,9 +1,10 @@
-"""What produced a log: the collector's version and git state, and the sha256 of every file it
+"""What produced a log: the collector's version and git state, the sha256 of every file it
 read to decide what to run (the workload module and the local files it imports, its plan, the
-constraint data, the adapter).
+constraint data, the adapter), and (0.24.0 on) of each file of its own code and data.
 
 Git is asked, never required: a copy of the collector without git or without ``.git`` records
-its commit and dirty flag as unknown with the reason.
+its commit and dirty flag as unknown with the reason; its own files' hashes still tell two
+copies' code apart, file by file.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from collector import __version__
 
 COLLECTOR_DIR = Path(__file__).resolve().parent
 GIT_TIMEOUT_S = 10
+SOURCE_ROLE = "collector_source"  # a file of the collector's own code or data
+SOURCE_SUFFIXES = (".py", ".json", ".toml")  # its code, and the data it reads (rules, descriptors)
+EXAMPLES = "workloads"  # the example workloads: a run hashes the one it ran as its workload_module
 
 
 def _fact(value: str | None, source: str, reason: str = "") -> dict[str, str]:
@@ -89,10 +93,26 @@ def file_entry(role: str, path: Path) -> dict[str, Any]:
         return {"role": role, "path": str(path), "unknown_reason": f"cannot read: {exc.strerror or exc}"}
 
 
+def source_files(listed: list[Path]) -> list[tuple[str, Path]]:
+    """Each file of the collector's own code and data (its Python, JSON and TOML files, the
+    example workloads and caches aside), by path, but those ``listed`` under another role (the
+    backend adapter, its descriptor, the constraint rules)."""
+    skip = {path.resolve() for path in listed}
+    found = []
+    for path in sorted(COLLECTOR_DIR.rglob("*")):
+        parts = path.relative_to(COLLECTOR_DIR).parts
+        if parts[0] == EXAMPLES or "__pycache__" in parts or path.suffix not in SOURCE_SUFFIXES:
+            continue
+        if path.is_file() and path.resolve() not in skip:
+            found.append((SOURCE_ROLE, path))
+    return found
+
+
 def provenance(files: list[tuple[str, Path]], entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The run_start ``provenance`` field: ``files`` hashed here, then ``entries`` hashed already
-    (the workload module's local imports, collector/localimports.py)."""
+    """The run_start ``provenance`` field: ``files`` hashed here, then the collector's own files,
+    then ``entries`` hashed already (the workload module's local imports, collector/localimports.py)."""
     commit, dirty = git_state()
+    files = files + source_files([path for _, path in files])
     return {
         "collector_version": __version__,
         "git_commit": commit,

@@ -27,6 +27,7 @@ from collector import eventlog
 from collector.__main__ import main as collector_main
 from collector.backends import Backend
 from collector.plan import load_plan
+from collector.provenance import provenance
 from collector import runner
 from collector.runner import Options, execute
 from reportgen.cli import main as reportgen_main
@@ -682,8 +683,9 @@ def test_an_out_folder_that_cannot_be_written_is_one_line_and_exit_2(
 
 SPACE_LIMITS = [
     # file-size limit in bytes, FAULTY, the file that meets it
-    # run_start (about 1.5 kB with its provenance: five file paths and hashes) fits, the environment does not
-    (2600, "", "events.jsonl"),
+    # run_start (about 1.5 kB with its provenance's five file paths and hashes, and the entries
+    # of the collector's own files) fits, the environment does not
+    (2600 + len(json.dumps(provenance([])["files"])), "", "events.jsonl"),
     (100_000, "big-weights@0", "weights.pt"),
 ]
 

@@ -26,7 +26,10 @@ SCOPE = (
 def test_diff_text_markdown_and_json_say_what_the_code_and_data_count_covers() -> None:
     text = invoke(["diff", *map(str, RUNS)]).output
     line = next(row for row in text.splitlines() if row.startswith("code and data changes: "))
-    assert "of what the logs identify: the collector (its version, git state and event schema), its backend" in line
+    assert (
+        "of what the logs identify: the collector (its version, git state, event schema and, from 0.24.0, each of its "
+        "own files by sha256), its backend" in line
+    )
     # A later review: the constraint rules and the saved files, counted among the items, were not named.
     assert "descriptor and constraint rules" in line and "the saved weights, inputs and reference outputs" in line
     assert "the plan, the module that defines the workload and the local files it imports" in line

@@ -835,6 +835,55 @@ def test_two_runs_from_dirty_checkouts_of_one_commit_name_it(tmp_path: Path) -> 
     assert "collector git dirty (in both runs: their uncommitted changes cannot be told apart)" in text
 
 
+def _sources(files: dict[str, str], folder: str = "/opt/x/collector") -> list[dict[str, str]]:
+    """Provenance entries of the collector's own files (collector 0.24.0 on), by relative path."""
+    return [{"role": "collector_source", "path": f"{folder}/{name}", "sha256": sha} for name, sha in files.items()]
+
+
+def _no_git_pair(tmp_path: Path, before: list[dict[str, str]], after: list[dict[str, str]]) -> str:
+    """Two runs of collectors copied outside git (commit and dirty flag unknown), their files as given."""
+    unknown = {"unknown_reason": "git is not installed on this host"}
+    pair = [timing_log(f"synthetic-{name}", seed=seed) for seed, name in enumerate(("before", "after"))]
+    for events, files in zip(pair, (before, after)):
+        events[0]["provenance"] = {
+            "collector_version": "0.24.0",
+            "git_commit": unknown,
+            "git_dirty": unknown,
+            "files": files,
+        }
+    return _diff(*_write_pair(tmp_path, *pair))
+
+
+def test_a_collector_without_git_is_told_apart_by_its_own_files(tmp_path: Path) -> None:
+    """Collectors copied onto hosts without git under one version string: before 0.24.0 the diff
+    could say only 'the same code cannot be told'. Their own files' hashes name the one that
+    changed, by its path in the collector's folder, wherever each copy lay."""
+    same = {"__init__.py": "1" * 64, "compare.py": "2" * 64, "run/cells.py": "3" * 64}
+    changed = {**same, "compare.py": "4" * 64}
+    text = _no_git_pair(tmp_path, _sources(same), _sources(changed, "/home/u/venv/lib/collector"))
+    assert f"collector source compare.py: sha256 {'2' * 64} -> sha256 {'4' * 64}" in text
+    assert "code and data changes: 1" in text and "the same code cannot be told" not in text
+    # Every file the same: the code is told by content; git's unknowns name no change.
+    text = _no_git_pair(tmp_path / "same", _sources(same), _sources(same, "/elsewhere/collector"))
+    assert "code and data changes: 0" in text and "cannot be told" not in text
+    # A file one copy has and the other has not is named so.
+    text = _no_git_pair(tmp_path / "added", _sources(same), _sources({**same, "extra.py": "5" * 64}))
+    assert f"collector source extra.py: no such file -> sha256 {'5' * 64}" in text
+
+
+def test_a_log_without_its_collectors_files_against_one_with_them_is_one_line(tmp_path: Path) -> None:
+    """A log from a collector before 0.24.0 against a later one: one line says the older hashed
+    none of its own files, not a line a file; the code still cannot be told the same."""
+    files = _sources({"__init__.py": "1" * 64, "compare.py": "2" * 64})
+    text = _no_git_pair(tmp_path, [], files)
+    assert (
+        "collector's own files: not recorded (a collector before 0.24.0 hashes none of its own files) -> 2 file(s) hashed"
+        in text
+    )
+    assert "collector source" not in text
+    assert "collector git commit (unknown in both runs: the same code cannot be told)" in text
+
+
 def test_a_suitable_training_run_states_how_its_steps_ran(tmp_path: Path) -> None:
     """The training classifier read 'Suitable ... 4 cell(s) in float32' while its plan ran the
     steps with dropout off: what the steps left out is out of the scope, and the headline says so."""

@@ -54,6 +54,35 @@ def test_provenance_hashes_every_file_and_names_one_it_cannot_read(tmp_path: Pat
     msgspec.convert({**_start(), "provenance": found}, RunStart)
 
 
+def test_provenance_hashes_each_file_of_the_collectors_own_once(tmp_path: Path) -> None:
+    """Each of the collector's code and data files is hashed (role collector_source), but the
+    example workloads, caches, documents and a file already listed under its own role: without
+    git these hashes are all that tells two copies of one version apart."""
+    adapter = Path(prov.COLLECTOR_DIR / "backends" / "cpu.toml")
+    files = prov.provenance([("backend_descriptor", adapter)])["files"]
+    sources = {
+        Path(e["path"]).relative_to(prov.COLLECTOR_DIR).as_posix(): e for e in files if e["role"] == prov.SOURCE_ROLE
+    }
+    for name in ("__init__.py", "provenance.py", "run/cells.py", "backends/neuron.py", "target_rules.json"):
+        assert name in sources, name
+    expected = hashlib.sha256((prov.COLLECTOR_DIR / "compare.py").read_bytes()).hexdigest()
+    assert sources["compare.py"]["sha256"] == expected
+    assert "backends/cpu.toml" not in sources, "listed once, as the backend descriptor"
+    assert not [n for n in sources if n.startswith("workloads/") or "__pycache__" in n or n.endswith(".md")]
+    # A copy of the collector elsewhere: the same files, found where it lies.
+    copy = tmp_path / "collector"
+    (copy / "run").mkdir(parents=True)
+    (copy / "run" / "cells.py").write_bytes(b"x = 1\n")
+    (copy / "workloads").mkdir()
+    (copy / "workloads" / "tiny.py").write_bytes(b"y = 2\n")
+    (copy / "README.md").write_bytes(b"# no code\n")
+    from unittest import mock
+
+    with mock.patch.object(prov, "COLLECTOR_DIR", copy):
+        found = prov.source_files([])
+    assert found == [(prov.SOURCE_ROLE, copy / "run" / "cells.py")]
+
+
 def test_without_git_the_commit_is_unknown_with_the_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no git on PATH
     commit, dirty = prov.git_state()

@@ -164,7 +164,7 @@ class ProvenanceFile(Strict, kw_only=True, frozen=True):
     role: Annotated[
         str,
         Doc(
-            "plan, workload_module, workload_import (a local file the workload module imports, directly or through another), constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, ..."
+            "plan, workload_module, workload_import (a local file the workload module imports, directly or through another), constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, collector_source (collector 0.24.0 on: each other file of the collector's own Python code and JSON or TOML data, the example workloads aside), ..."
         ),
     ]
     path: Annotated[str, Doc("Where the collector read it (absolute on the host that ran).")]
@@ -189,7 +189,7 @@ class Provenance(Strict, kw_only=True, frozen=True):
     files: Annotated[
         list[ProvenanceFile],
         Doc(
-            "Every plan, workload module (and local file it imports) and constraint or backend data file the run read."
+            "Every plan, workload module (and local file it imports) and constraint or backend data file the run read, and (collector 0.24.0 on) each file of the collector's own code and data."
         ),
     ] = field(default_factory=list)
 

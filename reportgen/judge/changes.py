@@ -55,13 +55,23 @@ from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.criteria import CriterionChange, bounded, shared_shapes_agree
 from reportgen.judge.identity import weights_facts
 from reportgen.judge.timing_stability import LOOP_HOST_KEYS, generation_attempts, generation_timing, generation_waited
-from reportgen.model.provenance import IMPORT_KEY, PACKAGE_KEY, READ_KEY, READS_ITEM, code_and_data, installed_words
+from reportgen.model.provenance import (
+    IMPORT_KEY,
+    PACKAGE_KEY,
+    READ_KEY,
+    READS_ITEM,
+    SOURCE_KEY,
+    SOURCES_ITEM,
+    code_and_data,
+    installed_words,
+)
 from reportgen.model.runmodel import CellRecord, RunModel, per_run
 
 NOT_RECORDED = "not recorded"
 NOT_IMPORTED = "not imported"
 NO_IMPORTS = "not recorded (a collector before 0.4.0 does not list the local files a workload imports)"
 IMPORTS_LISTED_FROM = (0, 4)  # the collector version that lists them (collector/localimports.py)
+NO_SOURCES = "not recorded (a collector before 0.24.0 hashes none of its own files)"
 NO_READS = (
     "no workload_reads event: a collector before 0.11.0 writes none, nor a run that ended before its inputs were made"
 )
@@ -69,7 +79,8 @@ NO_READS = (
 # hashes and provenance): a change outside it is in no log, so "none changed" is never "nothing
 # changed". Said beside every count of code and data changes.
 CODE_SCOPE = (
-    "of what the logs identify: the collector (its version, git state and event schema), its backend adapter, "
+    "of what the logs identify: the collector (its version, git state, event schema and, from 0.24.0, each of its "
+    "own files by sha256), its backend adapter, "
     "descriptor and constraint rules, the plan, the module that defines the workload and the local files it "
     "imports, (schema 1.6 on) the files the workload read through Python in the collector's process until its "
     "reference ran, with the packages loaded by then, and the saved weights, inputs and reference outputs by "
@@ -201,17 +212,29 @@ def code_and_data_changes(
         recorded = f"{files} file(s) read, {packages} package(s)"
         absent = f"not recorded ({NO_READS})"
         changes.append((READS_ITEM, absent, recorded) if unrecorded[0] == sides[0] else (READS_ITEM, recorded, absent))
+    # The collector's own files, hashed from 0.24.0: a log without them against one with them is
+    # one line, not a line a file.
+    hashed = [SOURCES_ITEM in code for code in (before_code, after_code)]
+    if hashed[0] != hashed[1]:
+        changes.append(
+            (SOURCES_ITEM, *(before_code.get(SOURCES_ITEM, NO_SOURCES), after_code.get(SOURCES_ITEM, NO_SOURCES)))
+        )
+    # Both logs hashed the collector's files: its code is told by content, file by file (each
+    # that differs is named below), whatever git could say of it.
+    code_told = all(hashed)
     for key in sorted(set(before_code) | set(after_code)):
-        if key == READS_ITEM or (unrecorded and key.startswith((READ_KEY, PACKAGE_KEY))):
+        if key in (READS_ITEM, SOURCES_ITEM) or (unrecorded and key.startswith((READ_KEY, PACKAGE_KEY))):
+            continue
+        if not all(hashed) and key.startswith(SOURCE_KEY):
             continue
         a, b = before_code.get(key, _absent(key, before_code)), after_code.get(key, _absent(key, after_code))
         if a != b:
             changes.append((key, a, b))
-        elif key == GIT_COMMIT and a.startswith(UNKNOWN):
+        elif key == GIT_COMMIT and a.startswith(UNKNOWN) and not code_told:
             # Unknown in both runs is no "same": the collector's code may differ, and only its
             # version (named apart) says anything of it.
             changes.append((f"{key} (unknown in both runs: the same code cannot be told)", a, b))
-        elif key == GIT_DIRTY and a == "true":
+        elif key == GIT_DIRTY and a == "true" and not code_told:
             # Uncommitted changes in both checkouts: the same commit, maybe not the same code.
             changes.append((f"{key} (in both runs: their uncommitted changes cannot be told apart)", a, b))
     for role in ("weights", "inputs", REFERENCE_OUTPUTS):
@@ -278,6 +301,8 @@ def _absent(key: str, code: Mapping[str, str]) -> str:
         return "not read"  # the run's collector watched what its workload read (_reads_recorded)
     if key.startswith(PACKAGE_KEY):
         return "not loaded"
+    if key.startswith(SOURCE_KEY):
+        return "no such file"  # the run's collector hashed its own files (code_and_data_changes)
     return NOT_RECORDED
 
 

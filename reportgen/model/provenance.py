@@ -5,12 +5,14 @@ Each item is (key, value, where): the key is stable across hosts (a file's role,
 path), so two runs' items line up; ``where`` names the log field (and the path on the host).
 A local file the workload module imports (role ``workload_import``) is keyed by its path from
 the module's folder ('workload import layers/block.py'), so the same helper lines up between
-two runs whatever else either imports.
+two runs whatever else either imports; a file of the collector's own (role ``collector_source``,
+collector 0.24.0 on) by its path from the collector's folder ('collector source run/cells.py').
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 
 from reportgen.contract import events as ev
@@ -22,6 +24,9 @@ IMPORT_KEY = "workload import "  # then the file's path from the workload module
 READ_KEY = "workload read "  # a file the workload read as it ran (1.6), keyed as an import is
 PACKAGE_KEY = "package "  # then an installed distribution's name (1.6)
 READS_ITEM = "files the workload read and packages it ran on"
+SOURCE_ROLE = "collector_source"  # collector/provenance.py
+SOURCE_KEY = "collector source "  # then the file's path from the collector's folder
+SOURCES_ITEM = "collector's own files"  # that the log hashed them (judge.changes reads it)
 # Listed one by one, of the workload's imports (the collector hashes at most 256) and of the
 # other files (the collector reads six or so); beyond, one line with a digest of the rest.
 MOST_FILES = 300
@@ -95,16 +100,22 @@ def code_and_data(run: RunModel) -> list[Item]:
         seen: dict[str, int] = {}
         folder = _module_folder(prov.files)
         imports = [e for e in prov.files if e.role == IMPORT_ROLE]
-        others = [e for e in prov.files if e.role != IMPORT_ROLE]
-        for entry in others[:MOST_FILES] + imports[:MOST_FILES]:
+        sources = [e for e in prov.files if e.role == SOURCE_ROLE]
+        others = [e for e in prov.files if e.role not in (IMPORT_ROLE, SOURCE_ROLE)]
+        own = _common_folder([e.path for e in sources])
+        if sources:
+            items.append(Item(SOURCES_ITEM, f"{len(sources):,} file(s) hashed", "run_start.provenance.files"))
+        for entry in others[:MOST_FILES] + sources[:MOST_FILES] + imports[:MOST_FILES]:
             if entry.role == IMPORT_ROLE:
                 role = IMPORT_KEY + _imported_name(entry.path, folder)
+            elif entry.role == SOURCE_ROLE:
+                role = SOURCE_KEY + _imported_name(entry.path, own)
             else:
                 role = entry.role.replace("_", " ")
             seen[role] = seen.get(role, 0) + 1
             key = role if seen[role] == 1 else f"{role} {seen[role]}"
             items.append(Item(key, _file_value(entry), f"run_start.provenance.files: {entry.path}"))
-        for group, what in ((others, "files read"), (imports, "workload imports")):
+        for group, what in ((others, "files read"), (sources, "collector files"), (imports, "workload imports")):
             if len(group) > MOST_FILES:
                 items.append(_beyond(group, what))
     items += workload_read_items(run, _module_folder(prov.files) if prov is not None else None)
@@ -164,6 +175,13 @@ def _module_folder(files: list[ev.ProvenanceFile]) -> str | None:
     """The workload module's folder as the log names it, with its final slash (None if unnamed)."""
     module = next((e.path for e in files if e.role == "workload_module"), None)
     return module.rsplit("/", 1)[0] + "/" if module and "/" in module else None
+
+
+def _common_folder(paths: list[str]) -> str | None:
+    """The folder every path lies in, with its final slash (None if they name none): the
+    collector's folder, for its own files."""
+    prefix = os.path.commonprefix(paths) if paths else ""
+    return prefix.rsplit("/", 1)[0] + "/" if "/" in prefix else None
 
 
 def _imported_name(path: str, folder: str | None) -> str:
