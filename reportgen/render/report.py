@@ -14,7 +14,6 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field, replace
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from reportgen.judge.judgement import Judgement, judge
 from reportgen.render.sections.common import DETAILS_NAME
 from reportgen.render.templating import (
     ASSET_SOURCES,
-    FORMULA_START,
     Assets,
     asset_names,
     csv_text,
@@ -33,9 +31,9 @@ from reportgen.render.templating import (
     render_md,
     write_assets,
 )
-from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
+from reportgen.model.runmodel import NotARun, RunModel, read_run
 from reportgen.contract.validation import paused_gc
-from reportgen.render.view import DETAIL_COLUMNS, ReportView, Row, build_view, detail_row, detail_rows
+from reportgen.render.view import DETAIL_COLUMNS, ReportView, Row, build_view, detail_rows
 from reportgen.storage.sources import LogRef
 from reportgen.storage.local import (
     DEFAULT_MAX_LOG_BYTES,
@@ -453,95 +451,12 @@ def warm_stability(judged: JudgedRun) -> dict[str, str]:
 
 
 def details_table(judged: JudgedRun) -> bytes:
-    """details.csv's bytes: every cell, each timing beside the judge's words for it (its warm
-    series' stability, and whether the run's performance acceptance is stopped)."""
-    return _details_bytes(judged.run, warm_stability(judged), bool(judged.disposition.performance_stopped))
-
-
-def _details_bytes(run: RunModel, stability: dict[str, str] | None = None, stopped: bool = False) -> bytes:
-    """The full per-cell table as CSV, for a spreadsheet or pandas (the log stays the source):
-    ``detail_rows`` as csv_text writes them, encoded; ``stability``: case -> its warm series'
-    stability word; ``stopped``: the run's performance acceptance is stopped."""
-    # Speed: csv_text takes twice as long as the f-strings below. It quotes a field only when
-    # it holds a comma, a quote or a line break, and marks text that starts like a formula; a
-    # row without any is its fields joined by commas (None written empty). Free text (failure,
-    # warnings) goes through csv_text row by row. A plain row's only text from the log is its
-    # case key (its first field) and dtype (layout, mode and status are the contract's words):
-    # one that needs quoting or marking sends the whole table through csv_text. The dtypes are
-    # a few distinct values; a chunk's keys are looked at by their rows' first character, in C.
-    # The table is made _CHUNK rows at a time and each chunk encoded: a long log's rows are
-    # not all held as text at once.
-    cells = run.cells
-    verdicts = stability or {}
-    if any(str(dtype).startswith(FORMULA_START) for dtype in {c.planned.dtype for c in cells}):
-        return _whole_table(run, verdicts, stopped)
-    parts = [(",".join(DETAIL_COLUMNS) + "\n").encode("utf-8")]
-    for start in range(0, len(cells), _CHUNK):
-        chunk = cells[start : start + _CHUNK]
-        rows = [
-            ""
-            if c.failure_text or c.warnings
-            else f"{p.case},{p.batch},{p.length},{p.layout},{p.dtype},{p.mode},{c.status},{figures},,,{stopped}\n"
-            for c, figures in zip(chunk, _figure_texts(chunk, verdicts))
-            for p in (c.planned,)
-        ]
-        text = "".join(rows)
-        free_text = rows.count("")
-        plain = len(rows) - free_text
-        if (
-            text.count(",") != (len(DETAIL_COLUMNS) - 1) * plain
-            or text.count("\n") != plain
-            or '"' in text
-            or "\r" in text
-            or not _FORMULA.isdisjoint(map(_FIRST_CHAR, rows))
-        ):
-            return _whole_table(run, verdicts, stopped)
-        if free_text:
-            for index, row in enumerate(rows):
-                if not row:
-                    rows[index] = csv_text([detail_row(chunk[index], verdicts.get(chunk[index].case), stopped)])
-            text = "".join(rows)
-        parts.append(text.encode("utf-8"))
-    return b"".join(parts)
-
-
-def _whole_table(run: RunModel, stability: dict[str, str], stopped: bool) -> bytes:
-    return csv_text([DETAIL_COLUMNS, *detail_rows(run, stability, stopped)]).encode("utf-8")
-
-
-_FIRST_CHAR = itemgetter(slice(0, 1))
-_FORMULA = frozenset(FORMULA_START)
-
-
-_CHUNK = 512  # rows made and encoded at a time
-
-
-def _figure_texts(cells: list[CellRecord], stability: dict[str, str]) -> list[str]:
-    """Each cell's "mismatched,total,max_abs,cold_s,cold_cache_condition,warm_median_s,
-    warm_stability,peak_device_memory_bytes,log_line" as csv.writer writes them (None empty, a
-    float as its repr; the cache condition and stability are the contract's and the
-    classifier's words, which need no quoting)."""
-    empty = ""
-    return [
-        f"{'' if m is None else m},{'' if t is None else t},{'' if a is None else a},"
-        f"{',' if cold is None else f'{cold},{condition or empty}'},"
-        f"{',' if warm is None else f'{warm},{stability.get(case) or empty}'},"
-        f"{'' if peak is None else peak},{'' if line is None else line}"
-        for m, t, a, cold, condition, warm, case, peak, line in (
-            (
-                c.mismatched,
-                c.total,
-                c.max_abs,
-                c.cold_s,
-                c.cold_condition,
-                c.warm_median_s,
-                c.case,
-                c.peak_device_bytes,
-                c.result_line,
-            )
-            for c in cells
-        )
-    ]
+    """details.csv's bytes: every cell (``detail_rows``, as csv_text writes them), each timing
+    beside the judge's words for it (its warm series' stability, and whether the run's
+    performance acceptance is stopped)."""
+    stability = warm_stability(judged)
+    rows = detail_rows(judged.run, stability, bool(judged.disposition.performance_stopped))
+    return csv_text([DETAIL_COLUMNS, *rows]).encode("utf-8")
 
 
 def build_report(
