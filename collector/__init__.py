@@ -76,8 +76,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # is no command or option, and takes the functions a workload module must define from one table
 # that plan-check reads too; 0.23.0 says an eager cell's cold call is recorded from its check
 # (not announced at the end as if measured then), and its workload_reads event says its watch
-# covers the reference too; 0.24.0 hashes each file of its own code and data into run_start's
-# provenance (role collector_source), so that two copies without git are told apart; change it
+# covers the reference too; 0.24.0 hashes each file in its folder into run_start's provenance
+# (role collector_source), so that two copies without git are told apart; change it
 # with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.24.0"

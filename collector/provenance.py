@@ -10,6 +10,7 @@ copies' code apart, file by file.
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,10 @@ from collector import __version__
 COLLECTOR_DIR = Path(__file__).resolve().parent
 GIT_TIMEOUT_S = 10
 SOURCE_ROLE = "collector_source"  # a file of the collector's own code or data
-SOURCE_SUFFIXES = (".py", ".json", ".toml")  # its code, and the data it reads (rules, descriptors)
 EXAMPLES = "workloads"  # the example workloads: a run hashes the one it ran as its workload_module
+DOCUMENT = ".md"  # the collector's documents: no run reads them
+MAX_SOURCE_FILES = 2000  # files of its own the collector hashes, at most; beyond, one entry says so
+MAX_SOURCE_BYTES = 64 << 20  # a larger file of its folder is listed, not hashed
 
 
 def _fact(value: str | None, source: str, reason: str = "") -> dict[str, str]:
@@ -93,29 +96,59 @@ def file_entry(role: str, path: Path) -> dict[str, Any]:
         return {"role": role, "path": str(path), "unknown_reason": f"cannot read: {exc.strerror or exc}"}
 
 
-def source_files(listed: list[Path]) -> list[tuple[str, Path]]:
-    """Each file of the collector's own code and data (its Python, JSON and TOML files, the
-    example workloads and caches aside), by path, but those ``listed`` under another role (the
-    backend adapter, its descriptor, the constraint rules)."""
-    skip = {path.resolve() for path in listed}
-    found = []
-    for path in sorted(COLLECTOR_DIR.rglob("*")):
-        parts = path.relative_to(COLLECTOR_DIR).parts
-        if parts[0] == EXAMPLES or "__pycache__" in parts or path.suffix not in SOURCE_SUFFIXES:
+def source_files() -> list[Path]:
+    """Each file in the collector's folder but its documents, the example workloads and bytecode
+    caches: its Python code and data, and whatever else lies there (a compiled module, a stray
+    file, a workload placed inside it), by its path below the folder. A folder linked into it is
+    walked as its own (once: a link loop is not followed again)."""
+    found: list[Path] = []
+    seen: set[str] = set()
+    for folder, dirs, names in os.walk(COLLECTOR_DIR, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:
+            dirs[:] = []
             continue
-        if path.is_file() and path.resolve() not in skip:
-            found.append((SOURCE_ROLE, path))
+        seen.add(real)
+        here = Path(folder)
+        top = here == COLLECTOR_DIR
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not (top and d == EXAMPLES))
+        found += [here / name for name in sorted(names) if not name.endswith(DOCUMENT) and (here / name).is_file()]
     return found
 
 
+def source_entries() -> list[dict[str, Any]]:
+    """The provenance entries of the collector's own files (role collector_source), each hashed
+    (or why not: too large, unreadable), at most MAX_SOURCE_FILES and one more that says how many
+    were left out."""
+    files = source_files()
+    entries = []
+    for path in files[:MAX_SOURCE_FILES]:
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            entries.append(
+                {"role": SOURCE_ROLE, "path": str(path), "unknown_reason": f"cannot read: {exc.strerror or exc}"}
+            )
+            continue
+        if size > MAX_SOURCE_BYTES:
+            why = f"not hashed: {size} bytes, over the {MAX_SOURCE_BYTES} the collector hashes of a file of its own"
+            entries.append({"role": SOURCE_ROLE, "path": str(path), "unknown_reason": why})
+        else:
+            entries.append(file_entry(SOURCE_ROLE, path))
+    if len(files) > MAX_SOURCE_FILES:
+        left = f"not hashed: {len(files) - MAX_SOURCE_FILES} more files beyond the first {MAX_SOURCE_FILES}"
+        entries.append({"role": SOURCE_ROLE, "path": str(COLLECTOR_DIR), "unknown_reason": left})
+    return entries
+
+
 def provenance(files: list[tuple[str, Path]], entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The run_start ``provenance`` field: ``files`` hashed here, then the collector's own files,
+    """The run_start ``provenance`` field: ``files`` hashed here, then each file of the
+    collector's own (source_entries: the adapter and descriptor again, as files of its folder),
     then ``entries`` hashed already (the workload module's local imports, collector/localimports.py)."""
     commit, dirty = git_state()
-    files = files + source_files([path for _, path in files])
     return {
         "collector_version": __version__,
         "git_commit": commit,
         "git_dirty": dirty,
-        "files": [file_entry(role, path) for role, path in files] + list(entries or []),
+        "files": [file_entry(role, path) for role, path in files] + source_entries() + list(entries or []),
     }

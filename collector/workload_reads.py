@@ -13,7 +13,7 @@ the model, makes the inputs and runs the reference (the cells, and the fresh pro
 compile and time them, come after: a file first read there is not seen). A file read by native
 code without Python's ``open`` (a Rust tokenizer reading its JSON, say) raises no audit event
 and is not seen: the event says what was watched. Left out: files the run hashed already, the interpreter's own and installed packages'
-files (their versions stand for them), the collector's, the run's own folders, ``/proc``,
+files (their versions stand for them), the run's own folders, ``/proc``,
 ``/sys`` and ``/dev`` (a module imported from its cached bytecode is named by its source). The
 packages are the installed distributions of
 every top-level module loaded in the process when the inputs are made (the standard library and
@@ -37,7 +37,6 @@ from collector.provenance import file_entry
 
 ROLE = "workload_read"
 MAX_FILES = 200  # files listed one by one; the rest are counted
-COLLECTOR = Path(__file__).resolve().parent
 MAX_HASH_BYTES = 1 << 30  # a larger file is listed with its size, not hashed
 MAX_HASH_TOTAL = 4 << 30  # and past this many bytes hashed in all, every further file too
 WATCHED = (
@@ -111,7 +110,8 @@ def discard() -> None:
 
 def stop(known: Iterable[Path], skip: Iterable[Path]) -> dict[str, Any] | None:
     """End the watch: the ``workload_reads`` event's fields (None when no watch ran). ``known``:
-    files the run hashed already; ``skip``: folders of the run's own (its output, caches)."""
+    files the run hashed already (the collector's own among them: any other file in its folder
+    the workload read is the workload's); ``skip``: folders of the run's own (its output, caches)."""
     global _active, _paused
     watch, _active, _paused = _active, None, None
     if watch is None:
@@ -124,8 +124,6 @@ def stop(known: Iterable[Path], skip: Iterable[Path]) -> dict[str, Any] | None:
         path = _resolved(Path(name))
         if path in known_paths or any(path.is_relative_to(s) for s in skipped):
             continue
-        if path.is_relative_to(COLLECTOR) and not path.is_relative_to(COLLECTOR / "workloads"):
-            continue  # the collector's own code and data; the shipped workloads' files are the workload's
         try:
             if not stat.S_ISREG(path.stat().st_mode):
                 continue

@@ -857,18 +857,56 @@ def _no_git_pair(tmp_path: Path, before: list[dict[str, str]], after: list[dict[
 def test_a_collector_without_git_is_told_apart_by_its_own_files(tmp_path: Path) -> None:
     """Collectors copied onto hosts without git under one version string: before 0.24.0 the diff
     could say only 'the same code cannot be told'. Their own files' hashes name the one that
-    changed, by its path in the collector's folder, wherever each copy lay."""
-    same = {"__init__.py": "1" * 64, "compare.py": "2" * 64, "run/cells.py": "3" * 64}
+    changed, by its path in the collector's folder, wherever each copy lay; the rest of a
+    checkout around the collector, which a commit would identify, still cannot be told."""
+    same = {"__init__.py": "1" * 64, "__main__.py": "6" * 64, "compare.py": "2" * 64, "run/cells.py": "3" * 64}
     changed = {**same, "compare.py": "4" * 64}
     text = _no_git_pair(tmp_path, _sources(same), _sources(changed, "/home/u/venv/lib/collector"))
     assert f"collector source compare.py: sha256 {'2' * 64} -> sha256 {'4' * 64}" in text
-    assert "code and data changes: 1" in text and "the same code cannot be told" not in text
-    # Every file the same: the code is told by content; git's unknowns name no change.
+    told = "the collector's own files are compared by their hashes; the rest of its checkout cannot be told the same"
+    assert "code and data changes: 2" in text and told in text and "the same code cannot be told" not in text
     text = _no_git_pair(tmp_path / "same", _sources(same), _sources(same, "/elsewhere/collector"))
-    assert "code and data changes: 0" in text and "cannot be told" not in text
+    assert "code and data changes: 1" in text and told in text and "collector source" not in text
     # A file one copy has and the other has not is named so.
-    text = _no_git_pair(tmp_path / "added", _sources(same), _sources({**same, "extra.py": "5" * 64}))
-    assert f"collector source extra.py: no such file -> sha256 {'5' * 64}" in text
+    text = _no_git_pair(tmp_path / "added", _sources(same), _sources({**same, "extra.so": "5" * 64}))
+    assert f"collector source extra.so: no such file -> sha256 {'5' * 64}" in text
+
+
+def test_the_collectors_folder_is_found_by_its_main_module_and_long_lists_digest_alike(tmp_path: Path) -> None:
+    """A stray entry outside the folder pulled a common-prefix folder back to '/', and every file
+    read as another; files beyond the first 300 digested their absolute paths, so two copies in
+    other folders differed there."""
+    same = {"__init__.py": "1" * 64, "__main__.py": "6" * 64, "run/cells.py": "2" * 64}
+    stray = [{"role": "collector_source", "path": "zz", "sha256": "7" * 64}]
+    text = _no_git_pair(tmp_path, _sources(same), _sources(same, "/other/place/collector") + stray)
+    assert "collector source zz: no such file -> sha256" in text
+    assert "code and data changes: 2" in text, text  # the stray file and git's unknown commit
+    many = {**same, **{f"m{i:03}.py": f"{i % 10}" * 64 for i in range(320)}}
+    text = _no_git_pair(tmp_path / "many", _sources(many), _sources(many, "/other/place/collector"))
+    assert "code and data changes: 1" in text and "beyond the first 300" not in text, text
+
+
+def test_files_neither_run_hashed_and_dirty_checkouts_are_no_same(tmp_path: Path) -> None:
+    """Entries that hashed nothing (unreadable) on both sides compared equal, and both logs'
+    hashing the collector's files hid that both checkouts were dirty: the dirty flag covers the
+    whole checkout, not only the files hashed."""
+    unreadable = [
+        {"role": "collector_source", "path": "/c/collector/__main__.py", "unknown_reason": "cannot read: denied"}
+    ]
+    text = _no_git_pair(tmp_path, unreadable, unreadable)
+    assert "collector source __main__.py (not hashed in either run: cannot be told the same)" in text
+    known = {"value": "a" * 40, "source": "git rev-parse HEAD"}
+    dirty = {"value": "true", "source": "git status"}
+    pair = [timing_log(f"synthetic-{name}", seed=seed) for seed, name in enumerate(("before", "after"))]
+    for events in pair:
+        events[0]["provenance"] = {
+            "collector_version": "0.24.0",
+            "git_commit": known,
+            "git_dirty": dirty,
+            "files": _sources({"__main__.py": "6" * 64}),
+        }
+    text = _diff(*_write_pair(tmp_path / "dirty", *pair))
+    assert "collector git dirty (in both runs: their uncommitted changes cannot be told apart)" in text
 
 
 def test_a_log_without_its_collectors_files_against_one_with_them_is_one_line(tmp_path: Path) -> None:
@@ -877,8 +915,8 @@ def test_a_log_without_its_collectors_files_against_one_with_them_is_one_line(tm
     files = _sources({"__init__.py": "1" * 64, "compare.py": "2" * 64})
     text = _no_git_pair(tmp_path, [], files)
     assert (
-        "collector's own files: not recorded (a collector before 0.24.0 hashes none of its own files) -> 2 file(s) hashed"
-        in text
+        "collector's own files: not recorded (the log lists none of the collector's own files, as a collector before "
+        "0.24.0 does) -> 2 file(s) hashed" in text
     )
     assert "collector source" not in text
     assert "collector git commit (unknown in both runs: the same code cannot be told)" in text

@@ -54,12 +54,13 @@ def test_provenance_hashes_every_file_and_names_one_it_cannot_read(tmp_path: Pat
     msgspec.convert({**_start(), "provenance": found}, RunStart)
 
 
-def test_provenance_hashes_each_file_of_the_collectors_own_once(tmp_path: Path) -> None:
-    """Each of the collector's code and data files is hashed (role collector_source), but the
-    example workloads, caches, documents and a file already listed under its own role: without
-    git these hashes are all that tells two copies of one version apart."""
-    adapter = Path(prov.COLLECTOR_DIR / "backends" / "cpu.toml")
-    files = prov.provenance([("backend_descriptor", adapter)])["files"]
+def test_provenance_hashes_each_file_of_the_collectors_own(tmp_path: Path) -> None:
+    """Each file in the collector's folder is hashed (role collector_source), the backend's
+    adapter and descriptor too (they are files of it on every target), but the example
+    workloads, caches and documents: without git these hashes are all that tells two copies of
+    one version apart."""
+    descriptor = Path(prov.COLLECTOR_DIR / "backends" / "cpu.toml")
+    files = prov.provenance([("backend_descriptor", descriptor)])["files"]
     sources = {
         Path(e["path"]).relative_to(prov.COLLECTOR_DIR).as_posix(): e for e in files if e["role"] == prov.SOURCE_ROLE
     }
@@ -67,20 +68,37 @@ def test_provenance_hashes_each_file_of_the_collectors_own_once(tmp_path: Path) 
         assert name in sources, name
     expected = hashlib.sha256((prov.COLLECTOR_DIR / "compare.py").read_bytes()).hexdigest()
     assert sources["compare.py"]["sha256"] == expected
-    assert "backends/cpu.toml" not in sources, "listed once, as the backend descriptor"
+    assert "backends/cpu.toml" in sources, "a file of the folder whatever role it is also read in"
     assert not [n for n in sources if n.startswith("workloads/") or "__pycache__" in n or n.endswith(".md")]
-    # A copy of the collector elsewhere: the same files, found where it lies.
+
+
+def test_every_file_of_a_copy_is_hashed_through_a_linked_folder_and_beyond_its_code(tmp_path: Path) -> None:
+    """A review: a folder of the collector that is a link was not walked, so an edit in it was
+    named nowhere; a compiled module or a data file beside the code was not hashed either."""
+    real = tmp_path / "elsewhere" / "run"
+    real.mkdir(parents=True)
+    (real / "cells.py").write_bytes(b"x = 1\n")
     copy = tmp_path / "collector"
-    (copy / "run").mkdir(parents=True)
-    (copy / "run" / "cells.py").write_bytes(b"x = 1\n")
-    (copy / "workloads").mkdir()
-    (copy / "workloads" / "tiny.py").write_bytes(b"y = 2\n")
+    copy.mkdir()
+    (copy / "run").symlink_to(real, target_is_directory=True)
+    (copy / "loop").symlink_to(copy, target_is_directory=True)  # a link loop is walked once
+    (copy / "visible.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    (copy / "mode.txt").write_bytes(b"fast\n")
+    for skipped in ("workloads", "__pycache__"):
+        (copy / skipped).mkdir()
+        (copy / skipped / "tiny.py").write_bytes(b"y = 2\n")
     (copy / "README.md").write_bytes(b"# no code\n")
     from unittest import mock
 
     with mock.patch.object(prov, "COLLECTOR_DIR", copy):
-        found = prov.source_files([])
-    assert found == [(prov.SOURCE_ROLE, copy / "run" / "cells.py")]
+        found = [path.relative_to(copy).as_posix() for path in prov.source_files()]
+        entries = prov.source_entries()
+    assert found == ["mode.txt", "visible.cpython-311-x86_64-linux-gnu.so", "run/cells.py"]
+    assert entries[2] == {
+        "role": prov.SOURCE_ROLE,
+        "path": str(copy / "run" / "cells.py"),
+        "sha256": hashlib.sha256(b"x = 1\n").hexdigest(),
+    }
 
 
 def test_without_git_the_commit_is_unknown_with_the_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

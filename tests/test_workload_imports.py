@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -339,7 +338,11 @@ def test_a_log_listing_very_many_imports_is_bounded(tmp_path: Path) -> None:
     many = {"x" * 5_000 + ".py": "2", **{f"m{i:06d}.py": "1" for i in range(5_000)}}
     a, b = _pair(tmp_path, many, {**many, "m004999.py": "3"})
     changes = _code_changes(a, b)
-    assert len(changes) == 1 and re.match(r"workload imports beyond the first 300 \(5,001 in all\)", changes[0][0])
+    assert (
+        len(changes) == 1
+        and changes[0][0] == "workload imports beyond the first 300"
+        and "(5,001 in all)" in changes[0][1]
+    )
     page = tmp_path / "page"
     assert RUNNER.invoke(main, ["report", str(b), "--out", str(page)]).exit_code == 0
     text = (page / "report.md").read_text(encoding="utf-8")
@@ -361,7 +364,7 @@ def test_a_log_listing_very_many_other_files_is_bounded(tmp_path: Path) -> None:
     a = _write(tmp_path / "runs" / "a", plans("b"), "run-a")
     b = _write(tmp_path / "runs" / "b", plans("d"), "run-b", "2026-01-02T00:00:00Z")
     changes = _code_changes(a, b)
-    assert len(changes) == 1 and re.match(r"files read beyond the first 300 \(5,00\d in all\)", changes[0][0]), changes
+    assert len(changes) == 1 and changes[0][0] == "files read beyond the first 300", changes
     page = tmp_path / "page"
     assert RUNNER.invoke(main, ["report", str(b), "--out", str(page)]).exit_code == 0
     html = (page / "report.html").read_text(encoding="utf-8")

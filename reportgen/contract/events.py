@@ -164,7 +164,7 @@ class ProvenanceFile(Strict, kw_only=True, frozen=True):
     role: Annotated[
         str,
         Doc(
-            "plan, workload_module, workload_import (a local file the workload module imports, directly or through another), constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, collector_source (collector 0.24.0 on: each other file of the collector's own Python code and JSON or TOML data, the example workloads aside), ..."
+            "plan, workload_module, workload_import (a local file the workload module imports, directly or through another), constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, collector_source (collector 0.24.0 on: each file in the collector's folder, its documents, example workloads and bytecode caches aside), ..."
         ),
     ]
     path: Annotated[str, Doc("Where the collector read it (absolute on the host that ran).")]

@@ -71,7 +71,7 @@ NOT_RECORDED = "not recorded"
 NOT_IMPORTED = "not imported"
 NO_IMPORTS = "not recorded (a collector before 0.4.0 does not list the local files a workload imports)"
 IMPORTS_LISTED_FROM = (0, 4)  # the collector version that lists them (collector/localimports.py)
-NO_SOURCES = "not recorded (a collector before 0.24.0 hashes none of its own files)"
+NO_SOURCES = "not recorded (the log lists none of the collector's own files, as a collector before 0.24.0 does)"
 NO_READS = (
     "no workload_reads event: a collector before 0.11.0 writes none, nor a run that ended before its inputs were made"
 )
@@ -219,9 +219,6 @@ def code_and_data_changes(
         changes.append(
             (SOURCES_ITEM, *(before_code.get(SOURCES_ITEM, NO_SOURCES), after_code.get(SOURCES_ITEM, NO_SOURCES)))
         )
-    # Both logs hashed the collector's files: its code is told by content, file by file (each
-    # that differs is named below), whatever git could say of it.
-    code_told = all(hashed)
     for key in sorted(set(before_code) | set(after_code)):
         if key in (READS_ITEM, SOURCES_ITEM) or (unrecorded and key.startswith((READ_KEY, PACKAGE_KEY))):
             continue
@@ -230,13 +227,23 @@ def code_and_data_changes(
         a, b = before_code.get(key, _absent(key, before_code)), after_code.get(key, _absent(key, after_code))
         if a != b:
             changes.append((key, a, b))
-        elif key == GIT_COMMIT and a.startswith(UNKNOWN) and not code_told:
-            # Unknown in both runs is no "same": the collector's code may differ, and only its
-            # version (named apart) says anything of it.
-            changes.append((f"{key} (unknown in both runs: the same code cannot be told)", a, b))
-        elif key == GIT_DIRTY and a == "true" and not code_told:
-            # Uncommitted changes in both checkouts: the same commit, maybe not the same code.
+        elif key == GIT_COMMIT and a.startswith(UNKNOWN):
+            # Unknown in both runs is no "same": the collector's code may differ (its own files,
+            # where both logs hashed them, are compared one by one), and so may any other file of
+            # a checkout around it, which a commit would have identified.
+            told = (
+                "the collector's own files are compared by their hashes; the rest of its checkout cannot be told the same"
+                if all(hashed)
+                else "the same code cannot be told"
+            )
+            changes.append((f"{key} (unknown in both runs: {told})", a, b))
+        elif key == GIT_DIRTY and a == "true":
+            # Uncommitted changes in both checkouts, anywhere in them: the same commit, maybe not
+            # the same code or data, whatever files the logs hashed.
             changes.append((f"{key} (in both runs: their uncommitted changes cannot be told apart)", a, b))
+        elif key != GIT_DIRTY and a.startswith(UNKNOWN):
+            # A file neither run could hash is no "same" either.
+            changes.append((f"{key} (not hashed in either run: cannot be told the same)", a, b))
     for role in ("weights", "inputs", REFERENCE_OUTPUTS):
         (ca, fa), (cb, fb) = before_hashes.get(role, [None, None]), after_hashes.get(role, [None, None])
         # Each input shape hashed on its own in both logs: the shapes both runs hold decide, and

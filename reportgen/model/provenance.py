@@ -102,7 +102,7 @@ def code_and_data(run: RunModel) -> list[Item]:
         imports = [e for e in prov.files if e.role == IMPORT_ROLE]
         sources = [e for e in prov.files if e.role == SOURCE_ROLE]
         others = [e for e in prov.files if e.role not in (IMPORT_ROLE, SOURCE_ROLE)]
-        own = _common_folder([e.path for e in sources])
+        own = _collector_folder([e.path for e in sources])
         if sources:
             items.append(Item(SOURCES_ITEM, f"{len(sources):,} file(s) hashed", "run_start.provenance.files"))
         for entry in others[:MOST_FILES] + sources[:MOST_FILES] + imports[:MOST_FILES]:
@@ -115,9 +115,13 @@ def code_and_data(run: RunModel) -> list[Item]:
             seen[role] = seen.get(role, 0) + 1
             key = role if seen[role] == 1 else f"{role} {seen[role]}"
             items.append(Item(key, _file_value(entry), f"run_start.provenance.files: {entry.path}"))
-        for group, what in ((others, "files read"), (sources, "collector files"), (imports, "workload imports")):
+        for group, what, base in (
+            (others, "files read", None),
+            (sources, "collector files", own),
+            (imports, "workload imports", folder),
+        ):
             if len(group) > MOST_FILES:
-                items.append(_beyond(group, what))
+                items.append(_beyond(group, what, base))
     items += workload_read_items(run, _module_folder(prov.files) if prov is not None else None)
     for artifact in run.artifacts:
         if artifact.role in ("weights", "inputs") and artifact.case is None:
@@ -139,7 +143,7 @@ def workload_read_items(run: RunModel, folder: str | None) -> list[Item]:
         for entry in reads.files[:MOST_FILES]
     ]
     if len(reads.files) > MOST_FILES:
-        items.append(_beyond(reads.files, "files the workload read"))
+        items.append(_beyond(reads.files, "files the workload read", folder))
     if reads.files_more:
         items.append(
             Item("files the workload read, beyond those listed", f"{reads.files_more:,}", f"{where}.files_more")
@@ -155,14 +159,15 @@ def workload_read_items(run: RunModel, folder: str | None) -> list[Item]:
     return items
 
 
-def _beyond(group: list[ev.ProvenanceFile], what: str) -> Item:
+def _beyond(group: list[ev.ProvenanceFile], what: str, folder: str | None) -> Item:
     """One line for the entries of ``group`` past the first MOST_FILES: their count and a digest
-    of their paths and hashes, so a change among them is still a change."""
-    rest = [(e.role, e.path, _file_value(e)) for e in group[MOST_FILES:]]
+    of their paths (from ``folder``, as their keys name them: the same files on two hosts digest
+    alike) and hashes, so a change among them is still a change."""
+    rest = [(e.role, _imported_name(e.path, folder), _file_value(e)) for e in group[MOST_FILES:]]
     digest = hashlib.sha256(repr(rest).encode("utf-8", "replace")).hexdigest()[:12]
     return Item(
-        f"{what} beyond the first {MOST_FILES} ({len(group):,} in all)",
-        f"{len(rest):,} files, their paths and hashes sha256 {digest}...",
+        f"{what} beyond the first {MOST_FILES}",
+        f"{len(rest):,} files ({len(group):,} in all), their paths and hashes sha256 {digest}...",
         "run_start.provenance.files",
     )
 
@@ -177,9 +182,13 @@ def _module_folder(files: list[ev.ProvenanceFile]) -> str | None:
     return module.rsplit("/", 1)[0] + "/" if module and "/" in module else None
 
 
-def _common_folder(paths: list[str]) -> str | None:
-    """The folder every path lies in, with its final slash (None if they name none): the
-    collector's folder, for its own files."""
+def _collector_folder(paths: list[str]) -> str | None:
+    """The collector's folder, with its final slash, from the paths of its own files: the folder
+    of its ``__main__.py`` (the shallowest, where a folder below holds another), else the folder
+    every path lies in (None if they name none)."""
+    mains = [p[: -len("__main__.py")] for p in paths if p.endswith("/__main__.py")]
+    if mains:
+        return min(mains, key=len)
     prefix = os.path.commonprefix(paths) if paths else ""
     return prefix.rsplit("/", 1)[0] + "/" if "/" in prefix else None
 
