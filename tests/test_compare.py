@@ -1228,3 +1228,44 @@ def test_ratio_words_never_round_a_change_to_one_or_call_a_straddling_interval_o
     words: Callable[[], str], expected: str
 ) -> None:
     assert words() == expected
+
+
+def test_a_speedup_over_loops_of_unjudged_contention_or_other_threads_is_not_given(tmp_path: Path) -> None:
+    """A review: compiled over eager on a side was given with no flag where the side's eager and
+    compiled loops ran on other thread counts, or where a loop's CPU wait was not read though its
+    log could record it (contention not judged), while the same page flagged those cells' ratios."""
+    from tests.conftest import REPO
+
+    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
+    events = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
+    events[0].update(
+        run_id="synthetic-speedup-flags",
+        origin="synthetic",
+        origin_note="A sample run's log with two warm loops' host facts edited; not a measurement.",
+    )
+
+    def reported(case: str) -> dict[str, Any]:
+        return [e for e in events if e["kind"] == "timing" and e["case"] == case and e.get("warm")][-1]
+
+    threads = reported("b1-l16-contiguous-float32-compiled")["host"]["torch_threads"]
+    threads["value"] = "1 intra-op, 2 inter-op"
+    unread = reported("b2-l16-contiguous-float32-compiled")["host"]
+    for key in ("cpu_run_s", "cpu_wait_s", "loop_wall_s"):
+        unread[key] = {"value": None, "unknown_reason": "schedstat counted no time on a CPU over the loop"}
+    cand = tmp_path / "cand" / "events.jsonl"
+    cand.parent.mkdir()
+    cand.write_text(dumps(events), encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(sample.parent), str(cand), "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    speedups = {s["shape"]: s for s in data["speedups"] if s["layout"] == "contiguous"}
+    assert speedups["(1, 16)"]["candidate"] is None
+    assert (
+        speedups["(1, 16)"]["candidate_flag"]
+        == "not compared: the eager and compiled loops ran under other torch threads"
+    )
+    assert speedups["(2, 16)"]["candidate"] is None
+    assert speedups["(2, 16)"]["candidate_flag"] == "not compared: CPU wait not recorded: contention not judged"
+    assert speedups["(1, 32)"]["candidate"] is not None and speedups["(1, 32)"]["candidate_flag"] is None
+    assert all(speedups[shape]["baseline"] is not None for shape in ("(1, 16)", "(2, 16)", "(1, 32)"))

@@ -1126,7 +1126,7 @@ def compare_runs(
         geomean=geomean,
         geomean_unpooled=unpooled,
         compile_cost=_compile_cost(cells),
-        speedups=_speedups(cells, stop),
+        speedups=_speedups(cells, stop, runs),
         notes=_identity_notes(weights, inputs, _unchecked((("baseline", baseline.run), ("candidate", candidate.run))))
         + _notes(baseline.run, candidate.run, sides),
         declared_identity=weights.basis == DECLARED or any(i.basis == DECLARED for i in inputs),
@@ -1607,9 +1607,15 @@ def _of(shapes: int, cold: bool = False) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> list[Speedup]:
+def _speedups(
+    cells: list[CellComparison],
+    stop: TimingStop | None = None,
+    runs: tuple[list[_Context], list[_Context]] = ([], []),
+) -> list[Speedup]:
     """Compiled over eager per shape and side; none on a side whose performance acceptance is
-    stopped (its timings decide nothing), as none where a series is unstable."""
+    stopped (its timings decide nothing), as none where a series is unstable, where a run of the
+    side (``runs``: each side's runs) did not record what the two loops' threads waited for a CPU
+    though its log could, or ran the two loops under other settings (threads, affinity, CPUs)."""
     stopped = stop.roles if stop is not None else ()
     by_shape: dict[tuple[str, str, str], dict[str, CellComparison]] = {}
     for cell in cells:
@@ -1648,10 +1654,29 @@ def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> li
                 )
                 if hit
             ]
+            index = 0 if role == "baseline" else 1
+            side = runs[index]
+            if any(
+                wait_recordable(x.side.run.start.schema_version)
+                and x.cells[m.case].warm_waited is None
+                and x.cells[m.case].warm_median_s is not None
+                for x in side
+                for m in (eager, compiled)
+            ):
+                caught.append("CPU wait not recorded: contention not judged")
+            differ = sorted(
+                {
+                    label
+                    for x in side
+                    for label, value in (x.settings.get(eager.case) or {}).items()
+                    if label in TIMING_HOST_KEYS and (x.settings.get(compiled.case) or {}).get(label, value) != value
+                }
+            )
+            if differ:
+                caught.append(f"the eager and compiled loops ran under other {' and '.join(differ)}")
             if caught:
                 return None, f"not compared: {' and '.join(caught)}"
             # Either series decides nothing, in the side's first run or in a further replicate.
-            index = 0 if role == "baseline" else 1
             replicas = [m.timing.unsteady[index] for m in (eager, compiled) if m.timing]
             if kind := unsteady_kind((e.timing_flag, c.timing_flag, *replicas)):
                 return None, kind
