@@ -448,3 +448,41 @@ def test_the_timings_section_names_the_host_around_the_warm_loops(tmp_path: Path
         section = text[text.index(heading) :]
         assert f"load average (1 min) {min(loads):.2f} to {max(loads):.2f}" in section[:3000], name
         assert "CPU count 2" in section[:3000]
+
+
+def test_a_loop_whose_cpu_wait_was_not_read_decides_nothing_in_the_run_report_too(tmp_path: Path) -> None:
+    """A review: a warm loop shorter than the host's scheduler tick reads no CPU wait, so
+    contention was not judged; diff and compare said so and gave its ratios no verdict, while the
+    run's report, details.csv and load_cells called the same series stable and performance decided."""
+    import csv
+
+    from reportgen.publish.frame import load_cells
+
+    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
+    events = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
+    events[0].update(
+        run_id="synthetic-unread-wait",
+        origin="synthetic",
+        origin_note="A sample run's log with one warm loop's CPU wait made unread; not a measurement.",
+    )
+    case = "b1-l32-contiguous-float32-eager"
+    loop = [e for e in events if e["kind"] == "timing" and e["case"] == case and e.get("warm")][-1]["host"]
+    for key in ("cpu_run_s", "cpu_wait_s", "loop_wall_s"):
+        loop[key] = {"value": None, "unknown_reason": "schedstat counted no time on a CPU over the loop (0.4 ms)"}
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text(dumps(events), encoding="utf-8")
+    judged = judge_log(log)
+    assert [j.case for j in undecided_cells(judged.run)] == [case]
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["report", str(log), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "1 of 14 timed cells have a warm loop whose threads' CPU wait the collector could not read" in md
+    assert "| performance | undecided for 1 of 14 timed cells" in md
+    with (out / "details.csv").open(encoding="utf-8", newline="") as stream:
+        rows = {row["case"]: row for row in csv.DictReader(stream)}
+    assert rows[case]["warm_stability"] == "unclassified"
+    assert rows["b1-l16-contiguous-float32-eager"]["warm_stability"] == "stable"
+    cells = load_cells(log)
+    assert cells.set_index("case").loc[case, "warm_stability"] == "unclassified"

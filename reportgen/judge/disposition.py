@@ -36,6 +36,7 @@ from reportgen.judge.timing_stability import (
     DECODE_FLAGGED,
     GENERATION_SERIES,
     cell_stability,
+    UNREAD_WAIT,
     generation_flags,
     generation_warm,
     is_unstable,
@@ -1197,7 +1198,8 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
     if not undecided and not series and not rates:
         return []
     unstable = [j for j in undecided if j.unstable]
-    short = len(undecided) - len(unstable)
+    unread = sum(j.unclassified == UNREAD_WAIT for j in undecided)
+    short = len(undecided) - len(unstable) - unread
     timed = len(timed_cells(run))
     parts = []
     if unstable:
@@ -1210,6 +1212,12 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
     if short:
         parts.append(
             f"{short} of {timed}{'' if parts else ' timed cells'} have a warm series the rules cannot classify (too few samples, or every sample one value)"
+        )
+    if unread:
+        parts.append(
+            f"{unread} of {timed}{'' if parts else ' timed cells'} have a warm loop whose threads' CPU wait the collector"
+            " could not read (a loop shorter than the host's scheduler tick reads none), so contention was not judged"
+            " (more warm repetitions make a loop long enough to read)"
         )
     if series:
         parts.append(

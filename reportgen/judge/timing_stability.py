@@ -48,6 +48,13 @@ LOGGED_UNSTABLE, LOGGED_UNCLASSIFIED = "unstable", "unclassified"
 # A series too short for the classifier's rules, or a ratio of two series too far from 1 to
 # judge (judge/intervals.BEYOND): not shown unstable, and it decides nothing.
 UNCLASSIFIED_FLAG = "timing not classified"
+# A series whose loop's CPU wait its collector could not read though its log records the figure
+# (1.4 on: schedstat counted nothing over a loop shorter than a scheduler tick): its samples may
+# look steady, but contention was not judged, so it decides nothing, as diff and compare say.
+UNREAD_WAIT = (
+    "the CPU wait of its threads over the loop was not read (a loop shorter than the host's scheduler tick "
+    "reads none): contention not judged; more warm repetitions make a loop long enough to read"
+)
 UNCLASSIFIED_SYMBOL = "?"
 UNSTEADY = (FLAG, UNCLASSIFIED_FLAG)  # the flags (and their prefixes) of a series that decides nothing
 # The one rule whose name (as the log and collector/stability.py keep it) is not a plain word;
@@ -61,6 +68,7 @@ __all__ = [
     "FLAG",
     "UNCLASSIFIED_FLAG",
     "UNCLASSIFIED_SYMBOL",
+    "UNREAD_WAIT",
     "UNSTEADY",
     "STABLE",
     "SYMBOL",
@@ -137,8 +145,9 @@ def cell_stability(cell: CellRecord) -> CellStability | None:
     host = ""
     if (stability.verdict == UNSTABLE or apart) and cell.source is not None:
         host = host_text(getattr(fields_of(cell.source.at(cell.warm_line)), "host", None))
+    unread = UNREAD_WAIT if cell.warm_wait_unread and stability.verdict == STABLE else ""
     return CellStability(
-        cell.case, stability, cell.warm_series, host, apart, logged_unclassified(stability, cell.warm_logged)
+        cell.case, stability, cell.warm_series, host, apart, logged_unclassified(stability, cell.warm_logged) or unread
     )
 
 
@@ -414,6 +423,7 @@ def series_flag(
     before: Sequence[float] | None = None,
     totals_before: Sequence[float] | None = None,
     logged: Sequence[str] | None = None,
+    unread: bool = False,
 ) -> str | None:
     """Why a kept warm series decides nothing ('unstable timing: ...', 'timing not classified:
     ...'), or None for a stable one (and for no samples: there is nothing to judge).
@@ -423,7 +433,8 @@ def series_flag(
     generation service is judged by, could move against the per-step median. ``before``: the
     (fastest sample, highest third quartile) of the cell's earlier warm series, where it was measured again
     (attempts_apart); ``totals_before``: the same of the earlier repetitions' whole decode times;
-    ``logged``: the rules the log's own classification said the series failed (logged_unstable)."""
+    ``logged``: the rules the log's own classification said the series failed (logged_unstable);
+    ``unread``: its loop's CPU wait was not read though the log records it (UNREAD_WAIT)."""
     if not samples:
         return None
     s = classify(samples, _pair(waited))
@@ -433,8 +444,8 @@ def series_flag(
         return f"{UNCLASSIFIED_FLAG}: {s.note}"
     if apart := attempts_apart(s, before) or logged_unstable(s, logged):
         return f"{FLAG}: {apart}"
-    if unread := logged_unclassified(s, logged):
-        return f"{UNCLASSIFIED_FLAG}: {unread}"
+    if why := logged_unclassified(s, logged) or (UNREAD_WAIT if unread else ""):
+        return f"{UNCLASSIFIED_FLAG}: {why}"
     whole = repetitions_stability(samples, repetitions, waited) if repetitions else None
     if whole is not None and whole.verdict == UNSTABLE:
         rules = ", ".join(RULE_WORDS.get(c.name, c.name) for c in whole.reasons)
@@ -484,6 +495,7 @@ def stability_word(
     logged: Sequence[str] | None = None,
     repetitions: int | None = None,
     totals_before: Sequence[float] | None = None,
+    unread: bool = False,
 ) -> str | None:
     """series_flag's verdict in one word, as the exports give it: 'stable', 'unstable' or
     'unclassified'; None with no samples. Only a stable series' median decides anything (the
@@ -491,7 +503,7 @@ def stability_word(
     attempts, its own log's verdict and a decode series' repetitions' decode times included."""
     if not samples:
         return None
-    flag = series_flag(samples, waited, repetitions, before, totals_before, logged)
+    flag = series_flag(samples, waited, repetitions, before, totals_before, logged, unread)
     if flag is None:
         return STABLE
     return UNCLASSIFIED if flag.startswith(UNCLASSIFIED_FLAG) else UNSTABLE

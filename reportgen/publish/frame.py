@@ -138,7 +138,11 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
                 "warm_median_s": cell.warm_median_s,
                 "warm_iqr_s": cell.warm_iqr_s if timed else None,
                 "warm_stability": stability_word(
-                    cell.warm_samples, cell.warm_waited, cell.warm_before, cell.warm_logged
+                    cell.warm_samples,
+                    cell.warm_waited,
+                    cell.warm_before,
+                    cell.warm_logged,
+                    unread=cell.warm_wait_unread,
                 )
                 if timed
                 else None,
