@@ -261,7 +261,12 @@ def read_regular(path: Path, limit: int) -> bytes:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as stream:
         _check_regular(os.fstat(fd), limit)
-        data = stream.read(limit + 1)
+        try:
+            data = stream.read(limit + 1)
+        except BlockingIOError:
+            data = None
+    if data is None:  # a kernel file that only looks regular (/proc/kmsg): its read would wait
+        raise CampaignError("its reads would wait (a kernel file that only looks like a regular one)")
     if len(data) > limit:
         raise CampaignError(f"grew past the limit of {limit} bytes while being read")
     return data

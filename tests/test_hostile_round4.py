@@ -3,6 +3,7 @@ break a line, files that start with a byte-order mark, and numbers no run can re
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -353,3 +354,56 @@ def test_a_decode_series_too_long_for_one_log_line_is_refused_before_the_run(
     )
     with pytest.raises(PlanError, match="generation.decode_steps: warm_repetitions 7000 x decode_steps 16"):
         load_plan(plan)
+
+
+def test_a_read_that_would_wait_is_refused_not_a_traceback() -> None:
+    """A kernel file can look regular and have nothing to read yet (/proc/kmsg): opened without
+    blocking, its read gave None, and every reader of a 'regular' file raised TypeError (a
+    review). The reader says it would wait, as NotReadable, which every command reports in a line."""
+    import io
+    import os
+
+    from reportgen.storage.local import WOULD_WAIT, NotReadable, _RegularReader
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    try:
+        with pytest.raises(NotReadable, match="would wait"):
+            _RegularReader(io.FileIO(read_end, "rb", closefd=False)).read(10)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert "would wait" in WOULD_WAIT
+
+
+KMSG = Path("/proc/kmsg")
+
+
+@pytest.mark.skipif(not os.access(KMSG, os.R_OK), reason="/proc/kmsg is readable by root only")
+def test_proc_kmsg_named_anywhere_is_one_line_and_plan_check_does_not_hang(tmp_path: Path) -> None:
+    """A review, as root: plan-check of a plan whose module is /proc/kmsg waited for ever (the
+    module's source was read with a blocking read); validate, a site with a log linked to it,
+    --annotations, --config and --inspection raised a TypeError."""
+    plan = tmp_path / "plan.toml"
+    source = (REPO / "collector" / "workloads" / "tiny_encoder.toml").read_text(encoding="utf-8")
+    plan.write_text(
+        "\n".join('module = "/proc/kmsg"' if line.startswith("module =") else line for line in source.splitlines()),
+        encoding="utf-8",
+    )
+    checked = invoke(["plan-check", plan], seconds=30)
+    assert checked.code == 3 and "/proc/kmsg cannot be read (its reads would wait" in checked.output
+    assert invoke(["validate", KMSG]).code == 1
+    runs = tmp_path / "runs"
+    (runs / "r1").mkdir(parents=True)
+    (runs / "r1" / "events.jsonl").symlink_to(KMSG)
+    shutil.copytree(REPO / "sample_runs" / "heat-solver-cpu-20261206T150437Z-d2f898", runs / "heat")
+    built = invoke(["site", "--follow-symlinks", runs, "--out", tmp_path / "site"])
+    # The other run is built; the skipped entry is named and makes the exit code 1, as any skip does.
+    assert built.code == 1 and "1 run," in built.output and "skipped: its reads would wait" in built.output
+    for args in (
+        ["report", runs / "heat", "--out", tmp_path / "r", "--annotations", KMSG],
+        ["site", runs / "heat", "--out", tmp_path / "s", "--config", KMSG],
+        ["plan-check", REPO / "collector" / "workloads" / "tiny_encoder.toml", "--inspection", KMSG],
+    ):
+        outcome = invoke(args)
+        assert outcome.code != 0 and "would wait" in outcome.output, (args, outcome.output)

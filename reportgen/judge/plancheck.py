@@ -56,7 +56,7 @@ from reportgen.judge.criterion_power import (
     idle_task,
     top_k_vacuous,
 )
-from reportgen.storage.local import replace_file
+from reportgen.storage.local import NotReadable, read_bounded, replace_file
 
 CLASSES = {
     "compatible": "Compatible as specified",
@@ -592,8 +592,8 @@ def stated_task_metric(module: Path) -> str | None:
     try:
         if not module.is_file() or module.stat().st_size > MAX_MODULE_BYTES:
             return None
-        tree = ast.parse(module.read_bytes())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = ast.parse(_module_bytes(module))
+    except (OSError, NotReadable, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     stated = None
     for node in tree.body:
@@ -1213,8 +1213,8 @@ def read_module(module: Path, needed: tuple[str, ...]) -> ModuleReading:
     try:
         if module.stat().st_size > MAX_MODULE_BYTES:
             return ModuleReading([], f"it is larger than {MAX_MODULE_BYTES:,} bytes, so its source is not read here")
-        tree = ast.parse(module.read_bytes())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        tree = ast.parse(_module_bytes(module))
+    except (OSError, NotReadable, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return ModuleReading([], f"its source could not be read here ({type(exc).__name__})")
     aliases = _dynamic_aliases(tree)
     guarded = not _binds_anywhere(tree, "__name__")  # else __name__ == "__main__" may hold
@@ -1302,6 +1302,12 @@ def read_module(module: Path, needed: tuple[str, ...]) -> ModuleReading:
     return ModuleReading(lacking, "", read)
 
 
+def _module_bytes(module: Path) -> bytes:
+    """A workload module's source: a regular file of at most MAX_MODULE_BYTES, read without
+    waiting (a FIFO or a kernel file that only looks regular is NotReadable, never a hang)."""
+    return read_bounded(module, MAX_MODULE_BYTES, option=None)
+
+
 def module_source_problem(module: Path) -> str | None:
     """Why a workload module file does not compile, in words (compiled, never run, as the
     collector checks it before a run); None when it compiles, or when it is past
@@ -1309,7 +1315,9 @@ def module_source_problem(module: Path) -> str | None:
     try:
         if module.stat().st_size > MAX_MODULE_BYTES:
             return None
-        source = module.read_bytes()
+        source = _module_bytes(module)
+    except NotReadable as exc:
+        return f"cannot be read ({exc})"
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     try:

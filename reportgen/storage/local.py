@@ -178,10 +178,28 @@ def open_regular(
     fd = os.open(path, _READ_FLAGS)
     try:
         _check_regular(os.fstat(fd), max_bytes, option)
+        return _RegularReader(io.FileIO(fd, "rb"))
     except BaseException:
         os.close(fd)
         raise
-    return os.fdopen(fd, "rb")
+
+
+# A kernel file can look regular and still make a reader wait (/proc/kmsg): opened without
+# blocking, its read gives nothing to read yet, which no regular file does.
+WOULD_WAIT = "its reads would wait (a kernel file that only looks like a regular one)"
+
+
+class _RegularReader(io.BufferedReader):
+    """A regular file's reader that refuses, as NotReadable, a read that would wait."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        try:
+            data = super().read(size)
+        except BlockingIOError:
+            data = None
+        if data is None:
+            raise NotReadable(WOULD_WAIT)
+        return data
 
 
 def read_bounded(path: str | Path, max_bytes: int, option: str | None = None) -> bytes:
