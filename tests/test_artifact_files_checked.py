@@ -209,3 +209,22 @@ def test_compare_says_when_the_files_its_same_weights_rest_on_were_not_checked(t
     weights.write_bytes(elsewhere.read_bytes())
     result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "c2")])
     assert "were not checked against these hashes" not in (tmp_path / "c2" / "compare.md").read_text(encoding="utf-8")
+
+
+def test_a_small_file_is_checked_before_large_ones_spend_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review: large files named first in a log spent its read budget, and a forged small
+    file after them (the saved inputs, or the reference outputs a comparison reads) was only
+    'not checked'. The files are read smallest first: the forgery is an error."""
+    from reportgen.contract import artifact_files
+
+    log, events = _run(tmp_path)
+    inputs = tmp_path / _artifact(events, "inputs")["path"]
+    inputs.write_bytes(SAVED["inputs"][::-1])  # other bytes, the size logged
+    monkeypatch.setattr(artifact_files, "MAX_LOG_BYTES", len(SAVED["weights"]))  # the weights, first, would spend it
+    assert len(SAVED["weights"]) > len(SAVED["inputs"])
+    reading = read_log(log)
+    assert not reading.valid
+    assert any("does not match the sha256 in the log" in p.message for p in reading.problems)
+    assert any("read for one log's files" in p.message for p in reading.problems)  # the weights, unchecked

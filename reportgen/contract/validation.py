@@ -613,8 +613,14 @@ class _Checker:
         would vouch for a file nobody measured. A file that is not there is no finding (logs
         travel without their artifacts); one too large to read is said unchecked."""
         files = FileChecks(run_dir)
-        for line, logged, size, sha256 in self.artifacts:
-            found = files.check(logged, size, sha256)
+        # The smallest files first: files that spend one log's read budget cannot keep a small
+        # one (the reference outputs a comparison reads) from being checked. Said in line order.
+        checked = {
+            index: files.check(logged, size, sha256)
+            for index, (_, logged, size, sha256) in sorted(enumerate(self.artifacts), key=lambda item: item[1][2])
+        }
+        for index, (line, logged, _, _) in enumerate(self.artifacts):
+            found = checked[index]
             if isinstance(found, Path) or found.finding in ("outside", "absent"):
                 continue
             if found.contradicts:
