@@ -10,6 +10,7 @@ and the campaign tool exit).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,13 @@ class WritePath(click.Path):
     ) -> str | bytes | os.PathLike[str]:
         if isinstance(value, str) and not value:
             self.fail("an empty path; name a file or folder (. for the current folder)", param, ctx)
+        if isinstance(value, str) and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", value):
+            # s3://bucket/site would be written to a local folder named 's3:', and read as published.
+            self.fail(
+                f"{value!r} is a URL: this writes a local folder; build it locally, then `reportgen publish` it",
+                param,
+                ctx,
+            )
         return super().convert(value, param, ctx)
 
 

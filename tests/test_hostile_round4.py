@@ -407,3 +407,16 @@ def test_proc_kmsg_named_anywhere_is_one_line_and_plan_check_does_not_hang(tmp_p
     ):
         outcome = invoke(args)
         assert outcome.code != 0 and "would wait" in outcome.output, (args, outcome.output)
+
+
+@pytest.mark.parametrize("command", ["site", "report", "compare"])
+def test_an_out_that_is_a_url_is_refused_not_written_as_a_local_folder(tmp_path: Path, command: str) -> None:
+    """A review: `--out s3://bucket/site` wrote a local folder named 's3:' and exited 0: a CI job
+    read it as published. It is a usage error that names `reportgen publish`."""
+    run = REPO / "sample_runs" / "heat-solver-cpu-20261206T150437Z-d2f898"
+    args = [command, run, *([run] if command == "compare" else []), "--out", "s3://bucket/site"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path)
+        outcome = invoke(args)
+    assert outcome.code == 2 and "is a URL" in outcome.output and "reportgen publish" in outcome.output
+    assert list(tmp_path.iterdir()) == []
