@@ -97,8 +97,23 @@ examples:
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but a help or usage text that cannot be written is an OutputError (or
+    BrokenPipeError), as any other output: argparse drops the error and exits 0."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if not message:
+            return
+        try:
+            (file or sys.stderr).write(message)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc.strerror or exc) from None
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m campaign",
         allow_abbrev=False,
         description="Run a campaign file (workloads x environments x repeats) as Slurm job-array tasks or "

@@ -1322,3 +1322,7 @@ def plan_check(
                 where = f" ({finding.key})" if finding.key else ""
                 echo(f"  not revised, for the owner to write: {finding.title}{where}", err=True)
     sys.exit(plancheck.EXIT_CODES[review.classification])
+
+
+if __name__ == "__main__":  # `python -m reportgen.cli ...` runs the command, as `python -m reportgen` does
+    main()

@@ -295,6 +295,10 @@ def test_output_to_a_full_disk_is_one_line_and_exit_1(tmp_path: Path) -> None:
             ["status", str(folder)],
             ["status", str(folder), "--format", "json"],
             ["submit", str(campaign), "--scheduler", "slurm", "--list"],
+            # A review: argparse drops a help text it cannot write and exits 0.
+            ["--help"],
+            ["status", "--help"],
+            ["submit", "--help"],
         ):
             done = subprocess.run(
                 [sys.executable, "-m", "campaign", *args],

@@ -332,3 +332,20 @@ def test_a_record_place_that_cannot_be_written_is_refused_before_any_page(tmp_pa
     result = CliRunner().invoke(main, ["report", str(TINY), "--out", str(out)])
     assert result.exit_code == 2 and "FIFO" in result.output, result.output
     assert sorted(p.name for p in out.iterdir()) == [RECORD_NAME]
+
+
+def test_python_m_reportgen_cli_runs_the_command_as_python_m_reportgen_does(tmp_path: Path) -> None:
+    """A review: `python -m reportgen.cli validate bad.jsonl` defined the commands and ran none:
+    nothing printed, exit 0, so a CI job that called it so passed on an invalid log."""
+    log = tmp_path / "bad.jsonl"
+    log.write_text("{}\n", encoding="utf-8")
+    for module in ("reportgen", "reportgen.cli"):
+        done = subprocess.run(
+            [sys.executable, "-m", module, "validate", str(log)],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 1 and "INVALID" in done.stdout, (module, done.stdout, done.stderr)
