@@ -52,7 +52,7 @@ class UnsafeOutput(Exception):
 
 @dataclass(frozen=True)
 class Skipped:
-    path: Path
+    path: Path | str  # a local path, or an object's URL (a Path would write s3://b/k as s3:/b/k)
     reason: str
 
     def format(self) -> str:

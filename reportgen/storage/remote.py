@@ -395,7 +395,19 @@ def list_logs(location: str, store: Store) -> list[RemoteLog]:
     base = f"s3://{bucket}/{key}/" if key else f"s3://{bucket}/"
     if base + "events.jsonl" in objects:
         return [_log(base + "events.jsonl", objects, store)]
-    return [_log(url, objects, store) for url in sorted(objects) if url.endswith(".jsonl")]
+    logs = []
+    for url in sorted(objects):
+        if not url.endswith(".jsonl"):
+            continue
+        if any(part in ("", ".", "..") for part in url[len("s3://") :].partition("/")[2].split("/")):
+            # A key the listing gave with a '.' or '..' part: a store that normalises paths would
+            # serve another object under it. Not read, as such a URL given by hand is refused.
+            from collector.visible import visible
+
+            store.warnings.append(f"warning: {visible(url, keep='')}: a key with an empty, '.' or '..' part; not read")
+            continue
+        logs.append(_log(url, objects, store))
+    return logs
 
 
 # --- per-prefix manifests ----------------------------------------------------------------------

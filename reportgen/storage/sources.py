@@ -71,7 +71,7 @@ def find_runs(
                 if log.size > max_bytes:
                     found.skipped.append(
                         Skipped(
-                            Path(log.url),
+                            log.url,
                             f"{describe_size(log.size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)",
                         )
                     )
@@ -80,7 +80,7 @@ def find_runs(
                 if notes is not None and notes.size > MAX_SIDE_FILE_BYTES:
                     found.skipped.append(
                         Skipped(
-                            Path(notes.url),
+                            notes.url,
                             f"{describe_size(notes.size)}, larger than the limit of {describe_size(MAX_SIDE_FILE_BYTES)} for annotations",
                         )
                     )
