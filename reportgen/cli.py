@@ -934,8 +934,8 @@ def _sides(
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option(
     "--fail-on",
-    type=click.Choice(["new-failures", "worse"]),
-    help="Exit 3 when cells started failing, or passed before and were not tested in the later run (it stopped early, did not select them, or left them out of its matrix) ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either. Speed gates only with replicates (more than one run on a side, --before/--after; 3 or more a side for a useful interval): with one run on each side a ratio's interval covers sampling within the two runs only, not the variation between runs, and the cells read slower there are named on stderr, not gated.",
+    type=click.Choice(["new-failures", "worse", "undecided"]),
+    help="Exit 3 when cells started failing, or passed before and were not tested in the later run (it stopped early, did not select them, or left them out of its matrix) ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either. Speed gates only with replicates (more than one run on a side, --before/--after; 3 or more a side for a useful interval): with one run on each side a ratio's interval covers sampling within the two runs only, not the variation between runs, and the cells read slower there are named on stderr, not gated. 'undecided' is the strict gate: what 'worse' refuses, and also any timing read slower that could not be judged (unstable, not classified, flagged, or one run a side): a pass then means no timing read slower at all.",
 )
 @_max_log_size
 @_follow_symlinks

@@ -105,6 +105,14 @@ def test_diff_and_the_site_history_call_no_change_of_a_cell_whose_attempts_disag
     assert any("the attempts disagree" in f for f in apart["flags"]), apart
     gate = RUNNER.invoke(main, ["diff", str(before), str(after), "--fail-on", "worse"])
     assert CELL in gate.stderr and "decide nothing" in gate.stderr, gate.stderr
+    assert gate.exit_code == 0, "worse gates on judged timings only"
+    # A review: exit 0 read as 'not worse' for a cell ten times slower that decides nothing. The
+    # strict gate refuses what read slower and could not be judged.
+    strict = RUNNER.invoke(main, ["diff", str(before), str(after), "--fail-on", "undecided"])
+    assert strict.exit_code == 3 and CELL in strict.stderr and "decide nothing" in strict.stderr, strict.stderr
+    faster = _write(tmp_path / "faster" / "events.jsonl", timing_log("apart-faster", scale=0.5, seed=2))
+    passed = RUNNER.invoke(main, ["diff", str(before), str(faster), "--fail-on", "undecided"])
+    assert passed.exit_code == 0 and "reportgen diff: --fail-on" not in passed.stderr, passed.stderr
     assert not any("attempts disagree" in f for f in timing(control)["flags"]), "the same attempts, one speed"
 
     site = tmp_path / "site"

@@ -1427,10 +1427,14 @@ OUTCOME_RANK = {"suitable": 0, "change": 1, "blocked": 2}
 
 def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     """Why ``reportgen diff --fail-on`` refuses the later run (_worse_reasons), and what it left
-    ungated. Across a change of target the refusal says first that it gates that change: each
+    ungated; 'undecided' refuses what 'worse' refuses and what it left ungated (a timing that
+    decides nothing, or one run a side, read slower). Across a change of target the refusal says first that it gates that change: each
     reason is the target change's (a migration question, see `reportgen compare`), not a
     regression on one target."""
-    reasons, ungated = _worse_reasons(diff, fail_on)
+    reasons, ungated = _worse_reasons(diff, "worse" if fail_on == "undecided" else fail_on)
+    if fail_on == "undecided" and ungated:
+        # The strict gate: what read slower and could not be judged refuses too.
+        reasons, ungated = [*reasons, ungated], ""
     if reasons and diff.targets_differ:
         reasons.insert(
             0,
