@@ -324,3 +324,33 @@ def test_a_run_without_a_weights_artifact_the_collector_would_not_write_stays_va
         del events[0]["provenance"], _plan(events)["weights_content_sha256"]
     code, output, path = _validate(tmp_path, events)
     assert code == 0 and f"{path}: valid" in output and " 0 errors" in output, output
+
+
+def test_inputs_hashed_by_content_of_two_recipes_are_told_by_their_files(tmp_path: Path) -> None:
+    """A review: the weights' content hashes of two recipes were not compared, but the inputs'
+    were: a log whose inputs were hashed by another recipe (the same files) read as a changed
+    criterion and other inputs by content in diff, and compare refused every cell ('different
+    inputs by content'). The files decide, as for the weights."""
+    import json
+
+    paths = []
+    for name, recipe in (("one", RECIPE), ("two", "tensor-content-v9")):
+        events = _identity_log()
+        events[0]["run_id"] = f"synthetic-inputs-recipe-{name}"
+        for artifact in (e for e in events if e["kind"] == "artifact" and e["role"] == "inputs"):
+            # The same file, hashed by content under each recipe (so the hashes differ).
+            artifact.update(content_recipe=recipe, content_sha256=("d" if recipe == RECIPE else "e") * 64)
+        if recipe != RECIPE:  # the weights too (the same file), as the plan repeats their content hash
+            _weights(events).update(content_recipe=recipe, content_sha256="f" * 64)
+            _plan(events)["weights_content_sha256"] = "f" * 64
+        path = tmp_path / name / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(events), encoding="utf-8")
+        paths.append(path)
+    found = json.loads(CliRunner().invoke(main, ["diff", *map(str, paths), "--format", "json"]).output)
+    assert not [c for c in found["criteria"] if c["key"] in ("inputs", "weights")], found["criteria"]
+    assert not [c for c in found["code_and_data"] if c[0].startswith(("inputs", "weights"))], found["code_and_data"]
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(main, ["compare", *map(str, paths), "--out", str(out), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    assert "different inputs by content" not in (out / "compare.md").read_text(encoding="utf-8")

@@ -53,7 +53,7 @@ from typing import Collection, Iterable, Mapping, Sequence
 from reportgen.contract import events as ev
 from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.criteria import CriterionChange, bounded, shared_shapes_agree
-from reportgen.judge.identity import weights_facts
+from reportgen.judge.identity import RECIPE_V1, weights_facts
 from reportgen.judge.timing_stability import LOOP_HOST_KEYS, generation_attempts, generation_timing, generation_waited
 from reportgen.model.provenance import (
     IMPORT_KEY,
@@ -170,19 +170,20 @@ def run_code_data(run: RunModel) -> dict[str, str]:
 
 def run_hashes(run: RunModel) -> dict[str, list[str | None]]:
     """The run's weights, run-wide inputs and run-wide reference outputs: [content sha256 or
-    None, file sha256 or None]; and, where the log hashed the inputs or reference outputs of each
+    None, file sha256 or None, the content hash's recipe]; and, where the log hashed the inputs or reference outputs of each
     input shape on its own (content_by_key), each of those as '<role> of input shape <key>':
     [content sha256, None]."""
     found: dict[str, list[str | None]] = {}
     for artifact in run.artifacts:
         role = {"inputs": "inputs", "reference_output": REFERENCE_OUTPUTS}.get(artifact.role)
         if role is not None and artifact.case is None:
-            found[role] = [artifact.content_sha256, artifact.sha256]
+            recipe = artifact.content_recipe or RECIPE_V1
+            found[role] = [artifact.content_sha256, artifact.sha256, recipe]
             for key, sha in (artifact.content_by_key or {}).items():
-                found[f"{role}{OF_SHAPE}{key}"] = [sha, None]
+                found[f"{role}{OF_SHAPE}{key}"] = [sha, None, recipe]
     weights = weights_facts(run)  # the plan's hashes, else the weights artifact's
     if weights.content or weights.file:
-        found["weights"] = [weights.content, weights.file]
+        found["weights"] = [weights.content, weights.file, weights.recipe]
     return found
 
 
@@ -245,7 +246,20 @@ def code_and_data_changes(
             # A file neither run could hash is no "same" either.
             changes.append((f"{key} (not hashed in either run: cannot be told the same)", a, b))
     for role in ("weights", "inputs", REFERENCE_OUTPUTS):
-        (ca, fa), (cb, fb) = before_hashes.get(role, [None, None]), after_hashes.get(role, [None, None])
+        # [content, file, recipe]; a site's state from before the recipe was kept holds two.
+        ca, fa, ra = (list(before_hashes.get(role, [])) + [None, None, None])[:3]
+        cb, fb, rb = (list(after_hashes.get(role, [])) + [None, None, None])[:3]
+        if ca and cb and (ra or RECIPE_V1) != (rb or RECIPE_V1):
+            # Content hashes of two recipes say nothing of each other: the files decide.
+            if fa != fb:
+                changes.append(
+                    (
+                        f"{role} (by file sha256: content hashes of two recipes, {ra} and {rb}, are not compared)",
+                        fa or NOT_RECORDED,
+                        fb or NOT_RECORDED,
+                    )
+                )
+            continue
         # Each input shape hashed on its own in both logs: the shapes both runs hold decide, and
         # each shape that differs is named with its two hashes.
         shapes_a, shapes_b = _by_shape(role, before_hashes), _by_shape(role, after_hashes)

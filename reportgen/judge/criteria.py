@@ -24,6 +24,7 @@ import json
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, Mapping
 
+from reportgen.judge.identity import RECIPE_V1
 from reportgen.model.runmodel import RunModel
 
 NOT_RECORDED = "not recorded"
@@ -52,6 +53,9 @@ class Declared:
     # The inputs by content, one sha256 per input shape, where the log hashed each shape on its
     # own (content_by_key); None otherwise. Two runs are then compared over the shapes both hold.
     by_key: dict[str, str] | None = None
+    # The recipe a hash by content follows (None: the first one, or no content hash): two
+    # recipes' hashes of the same tensors differ, so they are not compared.
+    recipe: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -358,8 +362,16 @@ def _hash(run: RunModel, role: str, sha: Any) -> Declared:
     file-bytes hash beside it), else the file bytes."""
     if _by_content(run, role):
         by_key = _inputs_by_key(run) if role == "inputs" else None
+        recipes = sorted({a.content_recipe or RECIPE_V1 for a in run.artifacts if a.role == role}) or [RECIPE_V1]
+        recipe = None if recipes == [RECIPE_V1] else ", ".join(recipes)
         return Declared(
-            role, _hash_label(role, True), sha(run, True), "correctness", file_value=sha(run, False), by_key=by_key
+            role,
+            _hash_label(role, True),
+            sha(run, True),
+            "correctness",
+            file_value=sha(run, False),
+            by_key=by_key,
+            recipe=recipe,
         )
     return Declared(role, _hash_label(role, False), sha(run, False), "correctness")
 
@@ -368,8 +380,15 @@ def _is_content(d: Declared) -> bool:
     return d.label.endswith("(by content)")
 
 
+def _comparable(a: Declared, b: Declared) -> bool:
+    """Whether two hashes of one role are of one kind: both of file bytes, or both by content of
+    one recipe."""
+    return _is_content(a) == _is_content(b) and (not _is_content(a) or a.recipe == b.recipe)
+
+
 def _hash_change(key: str, a: Declared, b: Declared) -> CriterionChange | None:
-    """A weights or inputs hash where one run hashed by content and the other only the file bytes:
+    """A weights or inputs hash where one run hashed by content and the other only the file bytes
+    (or both by content, of two recipes):
     compared by file bytes where both have them, else named as not comparable (two kinds of hash
     are never compared as one)."""
     fa = a.file_value if _is_content(a) else a.value
@@ -380,10 +399,16 @@ def _hash_change(key: str, a: Declared, b: Declared) -> CriterionChange | None:
         label = _hash_label(key, False)
         return CriterionChange(key, label, fa, fb, a.judges, a.dtype, _phrase(key, label, fa, fb))
     kind = {True: "by content", False: "file bytes"}
-    before, after = f"{a.value} ({kind[_is_content(a)]})", f"{b.value} ({kind[_is_content(b)]})"
+    recipe = lambda d: f", {d.recipe or RECIPE_V1}" if _is_content(a) and _is_content(b) else ""  # noqa: E731
+    before, after = f"{a.value} ({kind[_is_content(a)]}{recipe(a)})", f"{b.value} ({kind[_is_content(b)]}{recipe(b)})"
+    why = (
+        "hashes by content of two recipes differ"
+        if _is_content(a) and _is_content(b)
+        else "a hash by content and a hash of file bytes differ"
+    )
     text = (
-        f"{key} sha256 not comparable: {kind[_is_content(b)]} {_short(b.value)} now, "
-        f"{kind[_is_content(a)]} {_short(a.value)} before (a hash by content and a hash of file bytes differ "
+        f"{key} sha256 not comparable: {kind[_is_content(b)]}{recipe(b)} {_short(b.value)} now, "
+        f"{kind[_is_content(a)]}{recipe(a)} {_short(a.value)} before ({why} "
         f"even for the same tensors, so whether the {key} changed is not known)"
     )
     return CriterionChange(key, f"{key} sha256", before, after, a.judges, a.dtype, text)
@@ -416,7 +441,7 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
         new = b.value if b is not None else (EVERY_ELEMENT if key.startswith("region:") else NOT_RECORDED)
         if a is not None and b is not None and _same_shared_shapes(a, b):
             continue
-        if a is not None and b is not None and key in ("weights", "inputs") and _is_content(a) != _is_content(b):
+        if a is not None and b is not None and key in ("weights", "inputs") and not _comparable(a, b):
             hashed = _hash_change(key, a, b)
             changes += [hashed] if hashed is not None else []
         elif key == "compiled_measurement" and NOT_RECORDED in (old, new):
@@ -440,7 +465,7 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
 def _same_shared_shapes(a: Declared, b: Declared) -> bool:
     """Whether both runs hashed their inputs shape by shape and every input shape both hold has
     the same content (shared_shapes_agree)."""
-    if not (a.by_key and b.by_key and _is_content(a) and _is_content(b)):
+    if not (a.by_key and b.by_key and _is_content(a) and _is_content(b) and a.recipe == b.recipe):
         return False
     return shared_shapes_agree(a.by_key, b.by_key) is True
 

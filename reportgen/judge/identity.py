@@ -29,6 +29,10 @@ from reportgen.model.runmodel import RunModel
 CONTENT, FILE, DECLARED, UNRECORDED = "content", "file", "declared", "unrecorded"
 
 
+# The content recipe of every collector so far (collector/content.py), and of a log that names none.
+RECIPE_V1 = "tensor-content-v1"
+
+
 @dataclass(frozen=True)
 class Identity:
     """The answer: the same or not, on which basis, and the words that say how it is known."""
@@ -55,7 +59,7 @@ class WeightsFacts:
     revision: str | None = None
     # The recipe the content hash follows (collector/content.py): two recipes' hashes of the same
     # tensors differ, so only hashes of one recipe are compared.
-    recipe: str = "tensor-content-v1"
+    recipe: str = RECIPE_V1
     # Where the plan says the weights come from (pretrained, synthetic, none); None: not recorded
     # (a log before schema 1.4, or a module that does not say).
     origin: str | None = None
@@ -88,7 +92,7 @@ def weights_facts(run: RunModel) -> WeightsFacts:
         external,
         no_content,
         plan.model_revision if plan else None,
-        (artifact.content_recipe if artifact is not None else None) or "tensor-content-v1",
+        (artifact.content_recipe if artifact is not None else None) or RECIPE_V1,
         (plan.weights_origin or None) if plan else None,
     )
 
@@ -271,6 +275,7 @@ class InputsFacts:
     key_content: str | None
     content: str | None
     file: str
+    recipe: str = RECIPE_V1  # what its content hashes follow: hashes of two recipes are not compared
 
 
 def inputs_facts(artifact: ev.Artifact | None, key: str) -> InputsFacts | None:
@@ -278,7 +283,7 @@ def inputs_facts(artifact: ev.Artifact | None, key: str) -> InputsFacts | None:
     if artifact is None:
         return None
     by_key = artifact.content_by_key.get(key) if artifact.content_by_key else None
-    return InputsFacts(by_key, artifact.content_sha256, artifact.sha256)
+    return InputsFacts(by_key, artifact.content_sha256, artifact.sha256, artifact.content_recipe or RECIPE_V1)
 
 
 def inputs_identity(a: InputsFacts | None, b: InputsFacts | None, names: tuple[str, str] = SIDES) -> Identity:
@@ -290,6 +295,11 @@ def inputs_identity(a: InputsFacts | None, b: InputsFacts | None, names: tuple[s
     if a is None or b is None:
         missing = " and ".join(role for role, facts in zip(names, (a, b)) if facts is None)
         return Identity(False, UNRECORDED, f"inputs not recorded (no inputs artifact with a sha256) on the {missing}")
+    if a.recipe != b.recipe:
+        # Content hashes of two recipes say nothing of each other: the files decide, as if
+        # neither had one.
+        a = InputsFacts(None, None, a.file, a.recipe)
+        b = InputsFacts(None, None, b.file, b.recipe)
     ka, kb = a.key_content, b.key_content
     if ka and kb:
         if ka == kb:
@@ -305,7 +315,11 @@ def inputs_identity(a: InputsFacts | None, b: InputsFacts | None, names: tuple[s
             CONTENT,
             f"different inputs by content: sha256 {_short(a.content)} against {_short(b.content)}",
         )
-    lacking = _lacking(a.content, b.content, "a content hash", names)
+    lacking = (
+        f"content hashes of two recipes, not compared ({names[0]} {a.recipe}, {names[1]} {b.recipe})"
+        if a.recipe != b.recipe
+        else _lacking(a.content, b.content, "a content hash", names)
+    )
     return Identity(
         True,
         DECLARED,

@@ -49,6 +49,7 @@ from reportgen.judge.comparison import (
 )
 from reportgen.judge.identity import (
     DECLARED,
+    RECIPE_V1,
     UNRECORDED,
     ORIGIN_WRONG,
     origin_change_words,
@@ -1003,11 +1004,14 @@ def _order_note(befores: list[RunSummary], afters: list[RunSummary]) -> str:
 
 
 def _run_reference(before: Sequence[str | None], after: Sequence[str | None]) -> str | None:
-    """Why the two runs' saved reference outputs (each [content sha256, file sha256], run-wide)
-    are not known to be the same, or None: their content hashes differ; else their file hashes
-    differ (a log without a content hash: the same tensors written another way differ too, so
-    the reference is not verified); or one run recorded them and the other did not."""
-    (ca, fa), (cb, fb) = (list(h) + [None] * (2 - len(h)) for h in (before, after))
+    """Why the two runs' saved reference outputs (each [content sha256, file sha256, recipe],
+    run-wide) are not known to be the same, or None: their content hashes (of one recipe) differ;
+    else their file hashes differ (a log without a content hash, or of another recipe: the same
+    tensors written another way differ too, so the reference is not verified); or one run
+    recorded them and the other did not."""
+    (ca, fa, ra), (cb, fb, rb) = ((list(h) + [None] * 3)[:3] for h in (before, after))
+    if (ra or RECIPE_V1) != (rb or RECIPE_V1):
+        ca = cb = None  # hashes by content of two recipes say nothing of each other
     if ca and cb:
         if ca == cb:
             return None
