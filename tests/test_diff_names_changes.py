@@ -1196,3 +1196,29 @@ def test_the_collector_s_word_for_no_model_revision_is_no_declaration() -> None:
         b = WeightsFacts(None, "b" * 64, False, "written before content hashes", revision)
         judged = weights_identity(a, b, ("before", "after"))
         assert not judged.same and "state no model revision" in judged.text, judged.text
+
+
+def test_a_log_of_a_collector_that_hashes_its_files_and_lists_none_is_a_warning(tmp_path: Path) -> None:
+    """A review: a log naming collector 0.24.0 with no collector_source entry (cut from it)
+    validated with no word, and diff called it a collector before 0.24.0."""
+    from reportgen.contract.validation import read_log
+
+    events = timing_log("synthetic-cut-sources")
+    unknown = {"unknown_reason": "git is not installed on this host"}
+    for version, warned in (("0.24.0", True), ("0.23.0", False), ("1.2.3", True)):
+        events[0]["provenance"] = {
+            "collector_version": version,
+            "git_commit": unknown,
+            "git_dirty": unknown,
+            "files": [],
+        }
+        path = tmp_path / version / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(events), encoding="utf-8")
+        found = [p.message for p in read_log(path).problems if "collector_source" in p.message]
+        assert bool(found) == warned, (version, found)
+    events[0]["provenance"]["files"] = _sources({"__main__.py": "6" * 64})
+    path = tmp_path / "listed" / "events.jsonl"
+    path.parent.mkdir()
+    path.write_text(dumps(events), encoding="utf-8")
+    assert not [p for p in read_log(path).problems if "collector_source" in p.message]

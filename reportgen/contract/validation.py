@@ -47,6 +47,7 @@ from reportgen.contract.events import (
     Envelope,
     Event,
     RunEnd,
+    absent,
 )
 from reportgen.contract.fast import KINDS, PLANNED_DEFAULTS, same_keys
 from reportgen.contract.times import placeable
@@ -533,6 +534,8 @@ class _Checker:
                 f"run_start: started_at {data.started_at[:40]!r} is not an ISO 8601 time between the "
                 "years 1678 and 2261; a site's history places this run last, with no time",
             )
+        if kind == "run_start" and (cut := _own_files_missing(data)):
+            self.warning(number, cut)
         if kind == "artifact":
             self.artifacts.append((number, data.path, data.bytes, data.sha256))
         if kind == "artifact" and isinstance(recipe := data.content_recipe, str) and recipe not in CONTENT_RECIPES:
@@ -870,6 +873,28 @@ def read_log(
     if getattr(path, "open_stream", None) is None:  # a log in object storage: its files are not fetched
         checker.check_files(Path(path).parent)
     return reading
+
+
+# The collector version from which run_start lists each file of the collector's own
+# (collector/provenance.py, role collector_source): a log of it without one was cut.
+OWN_FILES_FROM = (0, 24)
+
+
+def _own_files_missing(start: Any) -> str:
+    """Why a run_start whose collector hashes its own files lists none ('' when it lists them, or
+    its collector is older): a comparison then cannot tell that code by its files."""
+    prov = start.provenance
+    if absent(prov):
+        return ""
+    version = re.match(r"(\d+)\.(\d+)", prov.collector_version or "")
+    if version is None or (int(version[1]), int(version[2])) < OWN_FILES_FROM:
+        return ""
+    if any(entry.role == "collector_source" for entry in prov.files or ()):
+        return ""
+    return (
+        f"run_start: provenance names collector {prov.collector_version[:40]!r}, which lists each file of its own "
+        "(role collector_source), and lists none: the code that wrote this log cannot be told by its files"
+    )
 
 
 @contextlib.contextmanager
