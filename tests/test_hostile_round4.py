@@ -420,3 +420,12 @@ def test_an_out_that_is_a_url_is_refused_not_written_as_a_local_folder(tmp_path:
         outcome = invoke(args)
     assert outcome.code == 2 and "is a URL" in outcome.output and "reportgen publish" in outcome.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_out_that_is_a_device_says_it_is_no_folder(tmp_path: Path) -> None:
+    """A review: `site --out /dev/null` said "cannot write /dev/null: File exists"."""
+    run = REPO / "sample_runs" / "heat-solver-cpu-20261206T150437Z-d2f898"
+    outcome = invoke(["site", run, "--out", "/dev/null"])
+    assert outcome.code == 2 and "cannot write /dev/null: it exists and is not a folder" in outcome.output, (
+        outcome.output
+    )

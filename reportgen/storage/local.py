@@ -558,13 +558,24 @@ def refuse_unwritable(root: Path, paths: Iterable[Path], inputs: Iterable[Path] 
             _replaceable(path)
 
 
+def make_folder(folder: Path) -> None:
+    """``folder`` and its parents, made where missing; an entry there that is no folder (a file, a
+    device such as /dev/null, a FIFO) is NotADirectoryError saying so, not "File exists"."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(
+            errno.ENOTDIR, "it exists and is not a folder; name a folder to write", str(folder)
+        ) from None
+
+
 def write_inside(root: Path, path: Path, data: bytes) -> bool:
     """Write data at path, which lies under root, unless it holds exactly these bytes already.
 
     True when written. A symlink at path is replaced by a plain file (the link itself is in
     the output folder; its target is left alone); a folder, FIFO or device there is refused.
     """
-    root.mkdir(parents=True, exist_ok=True)
+    make_folder(root)
     _check_parents(root, path)
     st = _replaceable(path)
     if st is not None:
@@ -617,7 +628,7 @@ def output_lock(out_dir: Path) -> Iterator[None]:
         yield
         return
     made = _first_missing(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
+    make_folder(out_dir)
     lock = out_dir / LOCK_NAME
     nofollow = os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
