@@ -7,11 +7,13 @@ collector/PLAN.md (generated from it).
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import hashlib
 import itertools
 import re
 import json
+import os
 import stat
 import sys
 import tomllib
@@ -387,6 +389,31 @@ MAX_PLAN_BYTES = 1 << 20  # a plan is a page of TOML; anything larger is not one
 MAX_PLANNED_CELLS = 20_000
 
 
+WOULD_WAIT = "its reads would wait (a kernel file that only looks like a regular one)"
+
+
+def read_without_waiting(path: Path, limit: int) -> bytes:
+    """At most ``limit`` + 1 bytes of a regular file, opened and read without blocking: a FIFO
+    swapped in, or a file that only looks regular and whose read would wait (/proc/kmsg), is an
+    OSError saying so, never a hang."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = b""
+        while len(data) <= limit:
+            try:
+                part = handle.read(limit + 1 - len(data))
+            except BlockingIOError:
+                part = None
+            if part is None:
+                raise OSError(errno.EAGAIN, WOULD_WAIT)
+            if not part:
+                break
+            data += part
+    return data
+
+
 def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
     """The parsed TOML and its text; a PlanError naming the file for anything unreadable.
     Only a regular file is read (a FIFO or a device would hang or never end), up to 1 MiB."""
@@ -396,8 +423,7 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
             raise PlanError(f"{path}: not a regular file; give the plan's TOML file")
         if info.st_size > MAX_PLAN_BYTES:
             raise PlanError(f"{path}: {info.st_size} bytes is too large for a plan (at most {MAX_PLAN_BYTES})")
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_PLAN_BYTES + 1)
+        raw = read_without_waiting(path, MAX_PLAN_BYTES)
     except OSError as exc:
         raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_PLAN_BYTES:

@@ -40,7 +40,7 @@ import torch
 
 from collector.eventlog import OutOfSpace, finite_or_none, is_out_of_space
 from collector.localimports import MAX_DEPTH, MAX_FILES, imports_digest, workload_imports
-from collector.plan import WEIGHTS_ORIGINS, WORKLOAD_FUNCTIONS, WorkloadPlan, required_functions
+from collector.plan import WEIGHTS_ORIGINS, WORKLOAD_FUNCTIONS, WorkloadPlan, read_without_waiting, required_functions
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "float64": torch.float64}
 
@@ -55,12 +55,17 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
+MAX_SOURCE_BYTES = 64 << 20  # a workload module's source, at most
+
+
 def check_source(path: Path) -> None:
     """A syntax error is found before anything runs (nothing is imported or executed)."""
     try:
-        source = path.read_bytes()
+        source = read_without_waiting(path, MAX_SOURCE_BYTES)
     except OSError as exc:
         raise WorkloadError(f"workload module {path}: cannot be read: {exc.strerror or exc}") from None
+    if len(source) > MAX_SOURCE_BYTES:
+        raise WorkloadError(f"workload module {path}: larger than {MAX_SOURCE_BYTES} bytes; expected a Python module")
     try:
         compile(source, str(path), "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:

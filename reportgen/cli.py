@@ -139,13 +139,11 @@ class WritePath(click.Path):
     ) -> str | bytes | os.PathLike[str]:
         if isinstance(value, str) and not value:
             self.fail("an empty path; name a file or folder (. for the current folder)", param, ctx)
-        if isinstance(value, str) and re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", value):
-            # s3://bucket/site would be written to a local folder named 's3:', and read as published.
-            self.fail(
-                f"{value!r} is a URL: this writes a local folder; build it locally, then `reportgen publish` it",
-                param,
-                ctx,
-            )
+        if isinstance(value, str) and re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:/", value):
+            # s3://bucket/site (or s3:/bucket/site) would be written to a local folder named
+            # 's3:', and read as published. (A drive letter, C:/, is one letter.)
+            then = ", then `reportgen publish` the folder" if not self.file_okay else ""
+            self.fail(f"{value!r} is a URL: this option writes a local path; name one{then}", param, ctx)
         return super().convert(value, param, ctx)
 
 
@@ -935,7 +933,7 @@ def _sides(
 @click.option(
     "--fail-on",
     type=click.Choice(["new-failures", "worse", "undecided"]),
-    help="Exit 3 when cells started failing, or passed before and were not tested in the later run (it stopped early, did not select them, or left them out of its matrix) ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either. Speed gates only with replicates (more than one run on a side, --before/--after; 3 or more a side for a useful interval): with one run on each side a ratio's interval covers sampling within the two runs only, not the variation between runs, and the cells read slower there are named on stderr, not gated. 'undecided' is the strict gate: what 'worse' refuses, and also any timing read slower that could not be judged (unstable, not classified, flagged, or one run a side): a pass then means no timing read slower at all.",
+    help="Exit 3 when cells started failing, or passed before and were not tested in the later run (it stopped early, did not select them, or left them out of its matrix) ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either. Speed gates only with replicates (more than one run on a side, --before/--after; 3 or more a side for a useful interval): with one run on each side a ratio's interval covers sampling within the two runs only, not the variation between runs, and the cells read slower there are named on stderr, not gated. 'undecided' is the strict gate: what 'worse' refuses, and also any timing read slower that could not be judged (unstable, not classified, flagged, or one run a side), and any cell that passed on both sides whose timing was not compared (other weights or inputs, a stopped performance acceptance): a pass then means every compared timing was judged or read no slower, and no passing cell went uncompared.",
 )
 @_max_log_size
 @_follow_symlinks

@@ -110,6 +110,7 @@ def test_diff_and_the_site_history_call_no_change_of_a_cell_whose_attempts_disag
     # strict gate refuses what read slower and could not be judged.
     strict = RUNNER.invoke(main, ["diff", str(before), str(after), "--fail-on", "undecided"])
     assert strict.exit_code == 3 and CELL in strict.stderr and "decide nothing" in strict.stderr, strict.stderr
+    assert "not gated" not in strict.stderr, "the refusal says why it refuses, not that it did not gate"
     faster = _write(tmp_path / "faster" / "events.jsonl", timing_log("apart-faster", scale=0.5, seed=2))
     passed = RUNNER.invoke(main, ["diff", str(before), str(faster), "--fail-on", "undecided"])
     assert passed.exit_code == 0 and "reportgen diff: --fail-on" not in passed.stderr, passed.stderr
@@ -161,3 +162,17 @@ def test_a_quiet_last_series_as_fast_as_the_contended_ones_fastest_decides(tmp_p
     reading, builder = read_run(log)
     judged = cell_stability(next(c for c in builder.build(reading).cells if c.case == CELL))
     assert judged is not None and judged.decides, judged
+
+
+def test_the_strict_gate_refuses_cells_whose_timing_was_not_compared(tmp_path: Path) -> None:
+    """A second review: `--fail-on undecided` passed (exit 0) on a later run every timing of which
+    was three times slower, because its model revision changed and no timing was compared; its
+    help said a pass means no timing read slower at all."""
+    before = _write(tmp_path / "a" / "events.jsonl", timing_log("strict-before"))
+    events = timing_log("strict-after", scale=3.0, seed=1)
+    next(e for e in events if e["kind"] == "plan")["model_revision"] = "another revision"
+    after = _write(tmp_path / "b" / "events.jsonl", events)
+    worse = RUNNER.invoke(main, ["diff", str(before), str(after), "--fail-on", "worse"])
+    strict = RUNNER.invoke(main, ["diff", str(before), str(after), "--fail-on", "undecided"])
+    assert worse.exit_code == 0, worse.stderr
+    assert strict.exit_code == 3 and "that passed on both sides not compared" in strict.stderr, strict.stderr

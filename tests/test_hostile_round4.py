@@ -393,6 +393,32 @@ def test_proc_kmsg_named_anywhere_is_one_line_and_plan_check_does_not_hang(tmp_p
     checked = invoke(["plan-check", plan], seconds=30)
     assert checked.code == 3 and "/proc/kmsg cannot be read (its reads would wait" in checked.output
     assert invoke(["validate", KMSG]).code == 1
+    # A second review: the plan itself, and the collector given either (it read both blocking).
+    as_plan = invoke(["plan-check", KMSG], seconds=30)
+    assert as_plan.code == 1 and "its reads would wait" in as_plan.output, as_plan.output
+    import subprocess
+    import sys
+
+    for workload in (KMSG, plan):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "collector",
+                "--workload",
+                str(workload),
+                "--target",
+                "cpu",
+                "--out",
+                str(tmp_path / "c"),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 2 and "its reads would wait" in done.stderr, (workload, done.stderr[-2000:])
     runs = tmp_path / "runs"
     (runs / "r1").mkdir(parents=True)
     (runs / "r1" / "events.jsonl").symlink_to(KMSG)
@@ -414,12 +440,13 @@ def test_an_out_that_is_a_url_is_refused_not_written_as_a_local_folder(tmp_path:
     """A review: `--out s3://bucket/site` wrote a local folder named 's3:' and exited 0: a CI job
     read it as published. It is a usage error that names `reportgen publish`."""
     run = REPO / "sample_runs" / "heat-solver-cpu-20261206T150437Z-d2f898"
-    args = [command, run, *([run] if command == "compare" else []), "--out", "s3://bucket/site"]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(tmp_path)
-        outcome = invoke(args)
-    assert outcome.code == 2 and "is a URL" in outcome.output and "reportgen publish" in outcome.output
-    assert list(tmp_path.iterdir()) == []
+    for url in ("s3://bucket/site", "s3:/bucket/site", "S3://b/x", "https://example.com/x"):
+        args = [command, run, *([run] if command == "compare" else []), "--out", url]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(tmp_path)
+            outcome = invoke(args)
+        assert outcome.code == 2 and "is a URL" in outcome.output and "reportgen publish" in outcome.output, url
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_an_out_that_is_a_device_says_it_is_no_folder(tmp_path: Path) -> None:
@@ -429,3 +456,20 @@ def test_an_out_that_is_a_device_says_it_is_no_folder(tmp_path: Path) -> None:
     assert outcome.code == 2 and "cannot write /dev/null: it exists and is not a folder" in outcome.output, (
         outcome.output
     )
+
+
+def test_a_cpu_time_fact_with_no_value_key_is_read_as_unknown_not_a_traceback(tmp_path: Path) -> None:
+    """A second review: a 1.7 warm loop's cpu_wait_s written {"unknown_reason": ...} with no
+    "value" key raised TypeError ('UnsetType' object is not subscriptable) in validate and report."""
+    import json
+
+    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
+    events = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
+    events[0].update(origin="synthetic", origin_note="A sample log with one host fact's value key removed.")
+    timing = next(e for e in events if e["kind"] == "timing" and e.get("warm"))
+    timing["host"]["cpu_wait_s"] = {"unknown_reason": "not read"}
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    assert invoke(["validate", log]).code == 0
+    assert invoke(["report", log, "--out", tmp_path / "out"]).code == 0

@@ -486,3 +486,12 @@ def test_a_loop_whose_cpu_wait_was_not_read_decides_nothing_in_the_run_report_to
     assert rows["b1-l16-contiguous-float32-eager"]["warm_stability"] == "stable"
     cells = load_cells(log)
     assert cells.set_index("case").loc[case, "warm_stability"] == "unclassified"
+    # The site's cell index too (a second review: its summaries kept no such fact, and said 'stable').
+    import pandas as pd
+
+    from reportgen.publish.site import build_site
+
+    build_site([log.parent], tmp_path / "site")
+    index = pd.read_parquet(tmp_path / "site" / "index.parquet").set_index("cell")
+    assert index.loc[case, "warm_stability"] == "unclassified"
+    assert index.loc["b1-l16-contiguous-float32-eager", "warm_stability"] == "stable"

@@ -350,7 +350,13 @@ def test_inputs_hashed_by_content_of_two_recipes_are_told_by_their_files(tmp_pat
     found = json.loads(CliRunner().invoke(main, ["diff", *map(str, paths), "--format", "json"]).output)
     assert not [c for c in found["criteria"] if c["key"] in ("inputs", "weights")], found["criteria"]
     assert not [c for c in found["code_and_data"] if c[0].startswith(("inputs", "weights"))], found["code_and_data"]
+    # Cell by cell too (a second review: the site's summaries kept no recipe, so diff compared each
+    # cell's inputs by content and compared no timing).
+    text = CliRunner().invoke(main, ["diff", *map(str, paths)]).output
+    assert "different inputs by content" not in text and "other weights or inputs" not in text, text
     out = tmp_path / "cmp"
     result = CliRunner().invoke(main, ["compare", *map(str, paths), "--out", str(out), "--format", "md"])
     assert result.exit_code == 0, result.output
-    assert "different inputs by content" not in (out / "compare.md").read_text(encoding="utf-8")
+    page = (out / "compare.md").read_text(encoding="utf-8")
+    assert "different inputs by content" not in page
+    assert "without a content hash" not in page, "both logs hash by content, of two recipes"

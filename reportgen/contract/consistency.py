@@ -149,7 +149,9 @@ def _cpu_time(what: str, host: Any, version: str, samples: tuple[Any, ...]) -> s
         return f"{what} lacks {', '.join(missing)}: a 1.4 log records each, a value or why it is unknown"
     for key in CPU_TIME_KEYS:
         value = host[key].value
-        if value is not None and seconds_figure(value) is None:
+        if absent(value):  # a fact left with no value key reads as one of none (why it is unknown)
+            continue
+        if seconds_figure(value) is None:
             return f"{what}.{key} is {value[:40]!r}, not seconds written as digits with at most one point"
     wall = seconds_figure(host["loop_wall_s"].value)
     timed_s = math.fsum(math.fsum(series) for series in samples)

@@ -31,6 +31,7 @@ CONTENT, FILE, DECLARED, UNRECORDED = "content", "file", "declared", "unrecorded
 
 # The content recipe of every collector so far (collector/content.py), and of a log that names none.
 RECIPE_V1 = "tensor-content-v1"
+TWO_RECIPES = "content hashes of two recipes, not compared"
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,9 @@ def _without_content(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str]) -
         if not facts.content:
             why.setdefault(facts.no_content, []).append(role)
     return "; ".join(
-        f"{' and '.join(roles)} log{'s' if len(roles) > 1 else ''} without a content hash ({reason})"
+        reason  # both logs hashed by content, of two recipes: no log is without a hash
+        if reason.startswith(TWO_RECIPES)
+        else f"{' and '.join(roles)} log{'s' if len(roles) > 1 else ''} without a content hash ({reason})"
         for reason, roles in why.items()
     )
 
@@ -179,7 +182,7 @@ def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = 
     """Whether two runs' weights are the same, from their facts (a judged run's, or a summary's)."""
     if a.content and b.content and a.recipe != b.recipe:
         # Hashes of two recipes say nothing of each other: judged as if neither had one.
-        other = f"content hashes of two recipes, not compared ({names[0]} {a.recipe}, {names[1]} {b.recipe})"
+        other = f"{TWO_RECIPES} ({names[0]} {a.recipe}, {names[1]} {b.recipe})"
         return weights_identity(
             WeightsFacts(None, a.file, a.external, other, a.revision, a.recipe, a.origin),
             WeightsFacts(None, b.file, b.external, other, b.revision, b.recipe, b.origin),
@@ -316,7 +319,7 @@ def inputs_identity(a: InputsFacts | None, b: InputsFacts | None, names: tuple[s
             f"different inputs by content: sha256 {_short(a.content)} against {_short(b.content)}",
         )
     lacking = (
-        f"content hashes of two recipes, not compared ({names[0]} {a.recipe}, {names[1]} {b.recipe})"
+        f"{TWO_RECIPES} ({names[0]} {a.recipe}, {names[1]} {b.recipe})"
         if a.recipe != b.recipe
         else _lacking(a.content, b.content, "a content hash", names)
     )

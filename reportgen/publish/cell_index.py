@@ -153,7 +153,11 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
                     "warm_median_s": getattr(cell, "warm_median_s", None),
                     "warm_samples": getattr(cell, "warm_samples", None),
                     "warm_stability": stability_word(
-                        cell.warm_samples_s, cell.warm_waited, cell.warm_before, cell.warm_logged
+                        cell.warm_samples_s,
+                        cell.warm_waited,
+                        cell.warm_before,
+                        cell.warm_logged,
+                        unread=cell.warm_wait_unread,
                     )
                     if cell is not None and cell.warm_median_s is not None
                     else None,

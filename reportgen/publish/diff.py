@@ -1055,6 +1055,12 @@ class _Cells:
         self.run_reference = _run_reference(
             *(side[0].hashes.get(REFERENCE_OUTPUTS, [None, None]) for side in (befores, afters))
         )
+        # The reference outputs' content hashes follow two recipes: no shape's are compared.
+        recipes = {
+            ((list(side[0].hashes.get(REFERENCE_OUTPUTS, [])) + [None] * 3)[2] or RECIPE_V1)
+            for side in (befores, afters)
+        }
+        self.reference_recipes_differ = len(recipes) > 1
 
     def diff(self, case: str) -> None:
         result = self.result
@@ -1110,7 +1116,7 @@ class _Cells:
         """Why the cell was judged against other reference outputs, or None: its input shape's
         content hashes differ, or (where a run did not hash that shape on its own) the run-wide
         reference outputs' content hashes differ."""
-        if old.reference and new.reference:
+        if old.reference and new.reference and not self.reference_recipes_differ:
             if old.reference == new.reference:
                 return None
             return f"other reference outputs by content: sha256 {old.reference[:12]}... against {new.reference[:12]}..."
@@ -1436,9 +1442,9 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     reason is the target change's (a migration question, see `reportgen compare`), not a
     regression on one target."""
     reasons, ungated = _worse_reasons(diff, "worse" if fail_on == "undecided" else fail_on)
-    if fail_on == "undecided" and ungated:
-        # The strict gate: what read slower and could not be judged refuses too.
-        reasons, ungated = [*reasons, ungated], ""
+    if fail_on == "undecided":
+        reasons += _undecided_reasons(diff, ungated)
+        ungated = ""
     if reasons and diff.targets_differ:
         reasons.insert(
             0,
@@ -1446,6 +1452,24 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
             " target: what follows is the target change's, a migration question (see `reportgen compare`)",
         )
     return reasons, ungated
+
+
+def _undecided_reasons(diff: RunDiff, ungated: str) -> list[str]:
+    """What the strict gate refuses beyond 'worse': timings that read slower and could not be
+    judged (``ungated``, as 'worse' names them), and cells that passed on both sides whose timing
+    was not compared at all (other weights or inputs, acceptance stopped, a replicate without
+    it): no timing of theirs shows they are not slower."""
+    reasons = [ungated.replace("speed not gated", "slower, and could not be judged")] if ungated else []
+    if diff.timing_stop is not None:
+        reasons.append(f"no timing compared: {diff.timing_stop.note}")
+    uncompared = [case for case, _ in diff.values_differ] + [case for case, _ in diff.replicate_not_timed]
+    if uncompared:
+        named = ", ".join(uncompared[:5]) + (f" and {len(uncompared) - 5} more" if len(uncompared) > 5 else "")
+        reasons.append(
+            f"the timing of {len(uncompared)} cell(s) that passed on both sides not compared (other "
+            f"weights or inputs, or a replicate without it): {named}"
+        )
+    return reasons
 
 
 def _worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:

@@ -260,7 +260,11 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
         for case, cell in s.cells.items():
             # A warm series that decides nothing (unstable) leaves a gap in the trend, named in its caveats.
             unsteady = series_flag(
-                cell.warm_samples_s, cell.warm_waited, before=cell.warm_before, logged=cell.warm_logged
+                cell.warm_samples_s,
+                cell.warm_waited,
+                before=cell.warm_before,
+                logged=cell.warm_logged,
+                unread=cell.warm_wait_unread,
             )
             if cell.warm_samples_s and not unsteady:
                 series.setdefault(len(cell.warm_samples_s), []).append((len(rows), cell.warm_samples_s))

@@ -157,7 +157,9 @@ from collector.visible import tell, terminal
 # its warm series failed (a series the collector called unstable decides nothing).
 # 14: a summary keeps whether its log has a plan event (a diff of a run without one says its
 # criteria are not recorded, never that none changed).
-STATE_FORMAT = 14
+# 15: a cell keeps whether its warm loop's CPU wait was recorded unknown (its series is then not
+# classified), and its inputs the recipe of their content hashes.
+STATE_FORMAT = 15
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 HISTORY_PAIRS = 30  # consecutive pairs a workload page shows in full (a page of 300 runs stays small)
@@ -848,7 +850,13 @@ def _unstable_cell(summary: RunSummary, case: str) -> str | None:
     timing not classified: ...'), or None."""
     cell = summary.cells.get(case)
     flag = (
-        series_flag(cell.warm_samples_s, cell.warm_waited, before=cell.warm_before, logged=cell.warm_logged)
+        series_flag(
+            cell.warm_samples_s,
+            cell.warm_waited,
+            before=cell.warm_before,
+            logged=cell.warm_logged,
+            unread=cell.warm_wait_unread,
+        )
         if cell is not None
         else None
     )

@@ -108,6 +108,9 @@ class CellSummary:
     # logs on; None: not recorded, or a site state written before it was kept): the classifier's
     # contention rule reads it beside the samples.
     warm_waited: list[float] | None = None
+    # The warm loop's CPU wait was recorded unknown (a loop shorter than the scheduler tick): its
+    # series is not classified, contention not judged (judge.timing_stability.UNREAD_WAIT).
+    warm_wait_unread: bool = False
     # [fastest sample, highest third quartile] of the cell's earlier warm series, where the collector measured it
     # again (None: one series, or a site state written before it was kept): a stable last series
     # far outside them decides nothing (judge.timing_stability.attempts_apart).
@@ -376,6 +379,7 @@ def cell_summary(
     if cell.status == "pass" and cell.warm_median_s is not None:
         summary.timed = timed_words(warm_timed(cell))
         summary.warm_waited = list(cell.warm_waited) if cell.warm_waited is not None else None
+        summary.warm_wait_unread = cell.warm_wait_unread
         summary.warm_before = list(cell.warm_before) if cell.warm_before is not None else None
         summary.warm_logged = list(cell.warm_logged) if cell.warm_logged is not None else None
         summary.cold_condition = cell.cold_condition if cell.cold_s is not None else None
@@ -398,6 +402,6 @@ def cell_summary(
     summary.untested_reason = cell.untested_reason if cell.status == "untested" else None
     summary.layout_missed = list(cell.timing_layout_missed) if cell.status == "pass" else []
     facts = inputs_facts(inputs, input_key(cell.planned))
-    summary.inputs = None if facts is None else [facts.key_content, facts.content, facts.file]
+    summary.inputs = None if facts is None else [facts.key_content, facts.content, facts.file, facts.recipe]
     summary.reference = (references or {}).get(input_key(cell.planned))
     return summary
