@@ -991,9 +991,8 @@ def build_site(
         result.written += comparisons.written
         links = run_links([e.summary for e in entries], comparisons.links)
         _judge_relinked(entries, links, state.get("links", {}), max_bytes, result)
-        pages = _render_runs(entries, out_dir, result, links, max_bytes)
+        _render_runs(entries, out_dir, result, links, max_bytes)
         result.runs = len(entries)
-        result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
         # The run inputs read (logs and notes), counted before the ledgers' small files, which
         # the same store reads on every full build.
         result.fetched = fetched(found.logs)
@@ -1088,18 +1087,20 @@ def _render_runs(
     result: SiteResult,
     links: dict[str, RunLinks] | None = None,
     max_bytes: int = DEFAULT_MAX_LOG_BYTES,
-) -> list[tuple[Path, bytes]]:
-    """Each new run's pages, rendered before anything is written; a run that fails is dropped."""
-    pages: list[tuple[Path, bytes]] = []
+) -> None:
+    """Each new run's pages, written as each is rendered, and the judged run let go then (a
+    first build of many runs holds no page, only the judged runs not yet rendered); a run that
+    fails is dropped, its page folder removed."""
     for entry in list(entries):
-        if entry.judged is None:
+        judged, entry.judged = entry.judged, None
+        if judged is None:
             continue
         page_dir = out_dir / "runs" / entry.summary.slug
         try:
-            files, copied = copy_run_files(entry.judged, page_dir, root=out_dir, max_bytes=max_bytes)
+            files, copied = copy_run_files(judged, page_dir, root=out_dir, max_bytes=max_bytes)
             result.written += copied
-            pages += render_report(
-                entry.judged,
+            pages = render_report(
+                judged,
                 page_dir,
                 ("html", "md"),
                 asset_names(),
@@ -1109,6 +1110,7 @@ def _render_runs(
                 files=files,
                 related=(links or {}).get(entry.summary.slug),
             )
+            result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
         except UnsafeOutput:
             raise  # the output folder leads elsewhere: no page is written at all
         except Exception as exc:  # one bad log never stops the others' pages
@@ -1120,7 +1122,6 @@ def _render_runs(
             entries.remove(entry)
             result.written = [p for p in result.written if page_dir not in p.parents]
             _remove(out_dir, page_dir, result)  # the index does not list it: leave no half page
-    return pages
 
 
 def _written_in(exc: OSError, page_dir: Path, out_dir: Path) -> bool:
