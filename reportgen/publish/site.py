@@ -990,8 +990,7 @@ def build_site(
         )
         result.written += comparisons.written
         links = run_links([e.summary for e in entries], comparisons.links)
-        _judge_relinked(entries, links, state.get("links", {}), max_bytes, result)
-        _render_runs(entries, out_dir, result, links, max_bytes)
+        _render_runs(entries, out_dir, result, links, max_bytes, state.get("links", {}))
         result.runs = len(entries)
         # The run inputs read (logs and notes), counted before the ledgers' small files, which
         # the same store reads on every full build.
@@ -1065,20 +1064,20 @@ def build_site(
     return result
 
 
-def _judge_relinked(
-    entries: list[Entry], links: dict[str, RunLinks], known: Any, max_bytes: int, result: SiteResult
-) -> None:
-    """Judge again each unchanged run whose page links changed (a new neighbour, a comparison
-    added or gone), so that its page is rendered again with them."""
+def _relinked(
+    entry: Entry, links: dict[str, RunLinks], known: Any, max_bytes: int, result: SiteResult
+) -> JudgedRun | None:
+    """An unchanged run judged again where its page links changed (a new neighbour, a comparison
+    added or gone), so that its page is rendered again with them; None where they did not."""
     known = known if isinstance(known, dict) else {}  # the state file is untrusted: anything else is no record
-    for entry in entries:
-        wanted = links.get(entry.summary.slug)
-        if entry.judged is not None or wanted is None or known.get(entry.summary.slug) == wanted.key:
-            continue
-        try:
-            entry.judged = judge_log(entry.log, entry.annotations, max_bytes=max_bytes, beside=False, site=True)
-        except Exception as exc:  # its page stays as it was; the next build tries again
-            result.warnings.append(f"reportgen site: warning: {entry.log}: links not updated: {_one_line(exc)}")
+    wanted = links.get(entry.summary.slug)
+    if wanted is None or known.get(entry.summary.slug) == wanted.key:
+        return None
+    try:
+        return judge_log(entry.log, entry.annotations, max_bytes=max_bytes, beside=False, site=True)
+    except Exception as exc:  # its page stays as it was; the next build tries again
+        result.warnings.append(f"reportgen site: warning: {entry.log}: links not updated: {_one_line(exc)}")
+        return None
 
 
 def _render_runs(
@@ -1087,12 +1086,16 @@ def _render_runs(
     result: SiteResult,
     links: dict[str, RunLinks] | None = None,
     max_bytes: int = DEFAULT_MAX_LOG_BYTES,
+    known: Any = None,
 ) -> None:
-    """Each new run's pages, written as each is rendered, and the judged run let go then (a
-    first build of many runs holds no page, only the judged runs not yet rendered); a run that
-    fails is dropped, its page folder removed."""
+    """Each new run's pages, and each unchanged run's whose links changed (``known``: the links
+    the last build rendered, by slug), written as each is rendered, and the judged run let go
+    then (a first build of many runs holds no page, only the judged runs not yet rendered); a
+    run that fails is dropped, its page folder removed."""
     for entry in list(entries):
         judged, entry.judged = entry.judged, None
+        if judged is None:
+            judged = _relinked(entry, links or {}, known, max_bytes, result)
         if judged is None:
             continue
         page_dir = out_dir / "runs" / entry.summary.slug
