@@ -335,6 +335,18 @@ def _neuron_env(events: list[dict[str, Any]]) -> None:
             event["transfers"] = {"status": "measured", "count": 2, "bytes": 4096}
 
 
+SAMPLE_RUNS = Path(__file__).resolve().parents[1] / "sample_runs"
+
+
+def edited_sample(run: str, run_id: str, note: str) -> list[dict[str, Any]]:
+    """A shipped sample run's events (sample_runs/``run``), to be edited by a test: under another
+    ``run_id``, marked synthetic, with ``note`` saying what was changed (its reports show it)."""
+    path = SAMPLE_RUNS / run / "events.jsonl"
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    events[0].update(run_id=run_id, origin="synthetic", origin_note=note)
+    return events
+
+
 def write_synthetic_neuron(folder: Path, run_id: str = "synthetic-neuron") -> Path:
     """A synthetic complete neuron-native run's log written at ``folder``/events.jsonl, started
     after every sample run (so a site lists it latest)."""

@@ -1234,14 +1234,12 @@ def test_a_speedup_over_loops_of_unjudged_contention_or_other_threads_is_not_giv
     """A review: compiled over eager on a side was given with no flag where the side's eager and
     compiled loops ran on other thread counts, or where a loop's CPU wait was not read though its
     log could record it (contention not judged), while the same page flagged those cells' ratios."""
-    from tests.conftest import REPO
+    from tests.logbuilder import SAMPLE_RUNS, edited_sample
 
-    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
-    events = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
-    events[0].update(
-        run_id="synthetic-speedup-flags",
-        origin="synthetic",
-        origin_note="A sample run's log with two warm loops' host facts edited; not a measurement.",
+    run = "tiny-encoder-cpu-20261206T150111Z-1dd183"
+    sample = SAMPLE_RUNS / run / "events.jsonl"
+    events = edited_sample(
+        run, "synthetic-speedup-flags", "A sample run's log with two warm loops' host facts edited; not a measurement."
     )
 
     def reported(case: str) -> dict[str, Any]:

@@ -835,6 +835,9 @@ def test_two_runs_from_dirty_checkouts_of_one_commit_name_it(tmp_path: Path) -> 
     assert "collector git dirty (in both runs: their uncommitted changes cannot be told apart)" in text
 
 
+PROVENANCE = ("collector_version", "git_commit", "git_dirty", "files")  # run_start.provenance's fields
+
+
 def _sources(files: dict[str, str], folder: str = "/opt/x/collector") -> list[dict[str, str]]:
     """Provenance entries of the collector's own files (collector 0.24.0 on), by relative path."""
     return [{"role": "collector_source", "path": f"{folder}/{name}", "sha256": sha} for name, sha in files.items()]
@@ -899,12 +902,7 @@ def test_files_neither_run_hashed_and_dirty_checkouts_are_no_same(tmp_path: Path
     dirty = {"value": "true", "source": "git status"}
     pair = [timing_log(f"synthetic-{name}", seed=seed) for seed, name in enumerate(("before", "after"))]
     for events in pair:
-        events[0]["provenance"] = {
-            "collector_version": "0.24.0",
-            "git_commit": known,
-            "git_dirty": dirty,
-            "files": _sources({"__main__.py": "6" * 64}),
-        }
+        events[0]["provenance"] = dict(zip(PROVENANCE, ("0.24.0", known, dirty, _sources({"__main__.py": "6" * 64}))))
     text = _diff(*_write_pair(tmp_path / "dirty", *pair))
     assert "collector git dirty (in both runs: their uncommitted changes cannot be told apart)" in text
 

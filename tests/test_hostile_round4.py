@@ -463,9 +463,13 @@ def test_a_cpu_time_fact_with_no_value_key_is_read_as_unknown_not_a_traceback(tm
     "value" key raised TypeError ('UnsetType' object is not subscriptable) in validate and report."""
     import json
 
-    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
-    events = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
-    events[0].update(origin="synthetic", origin_note="A sample log with one host fact's value key removed.")
+    from tests.logbuilder import edited_sample
+
+    events = edited_sample(
+        "tiny-encoder-cpu-20261206T150111Z-1dd183",
+        "synthetic-no-value-key",
+        "A sample log with one host fact's value key removed.",
+    )
     timing = next(e for e in events if e["kind"] == "timing" and e.get("warm"))
     timing["host"]["cpu_wait_s"] = {"unknown_reason": "not read"}
     log = tmp_path / "run" / "events.jsonl"

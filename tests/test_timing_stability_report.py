@@ -458,12 +458,12 @@ def test_a_loop_whose_cpu_wait_was_not_read_decides_nothing_in_the_run_report_to
 
     from reportgen.publish.frame import load_cells
 
-    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
-    events = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
-    events[0].update(
-        run_id="synthetic-unread-wait",
-        origin="synthetic",
-        origin_note="A sample run's log with one warm loop's CPU wait made unread; not a measurement.",
+    from tests.logbuilder import edited_sample
+
+    events = edited_sample(
+        "tiny-encoder-cpu-20261206T150111Z-1dd183",
+        "synthetic-unread-wait",
+        "A sample run's log with one warm loop's CPU wait made unread; not a measurement.",
     )
     case = "b1-l32-contiguous-float32-eager"
     loop = [e for e in events if e["kind"] == "timing" and e["case"] == case and e.get("warm")][-1]["host"]
