@@ -789,8 +789,17 @@ def test_a_training_plans_optimizer_is_a_criterion_and_flags_its_step_timings(tm
     paths = _write_pair(tmp_path, before, after)
     text = _diff(*paths)
     assert "training run judged now 3 steps from seed 0, SGD(lr=1e-3)" in text
-    assert "training step timed now SGD(lr=1e-3) (was AdamW(lr=1e-3))" in text
+    off = "deterministic variant: dropout off"
+    assert f"training step timed now SGD(lr=1e-3), {off} (was AdamW(lr=1e-3), {off})" in text
     assert text.index("criteria changes: 2") < text.index("fixed:")
+    # A review: dropout turned on changes the work each timed step does, and was named only among
+    # the correctness criteria; the step timings read 'slower' unflagged. It flags them now.
+    dropout = training_log()
+    dropout[0]["run_id"] = "training-dropout"
+    _plan(dropout)["training"]["randomness"] = "dropout p=0.1 on"
+    text = _diff(*_write_pair(tmp_path / "dropout", before, dropout))
+    assert "training step timed now AdamW(lr=1e-3), dropout p=0.1 on" in text
+    assert "no verdict: flagged [changed criterion: training step timed now" in text, text
 
 
 def test_a_collector_commit_unknown_in_both_runs_is_named_not_the_same(tmp_path: Path) -> None:
@@ -1220,3 +1229,15 @@ def test_a_log_of_a_collector_that_hashes_its_files_and_lists_none_is_a_warning(
     path.parent.mkdir()
     path.write_text(dumps(events), encoding="utf-8")
     assert not [p for p in read_log(path).problems if "collector_source" in p.message]
+
+
+def test_a_changed_padding_is_a_timing_criterion() -> None:
+    """A review: buckets changed from [128, 256, 512] to [128, 512] (a 240-token request's prefill
+    then ran at 512 positions) were named once among the configuration, and every first-token
+    ratio still read faster or slower. Padding decides the shape each call times: a change of it
+    flags every ratio, and replicates must agree on it."""
+    from reportgen.judge.criteria import declared_criteria
+
+    sample = SAMPLES / "scenario-a-text-service-cpu-20261206T152740Z-a6ae00" / "events.jsonl"
+    declared = declared_criteria(judge_log(sample).run)
+    assert declared["padding"].judges == "timing" and "buckets [128, 256, 512]" in declared["padding"].value

@@ -87,3 +87,63 @@ def test_training_run_on_cpu_eager_and_compiled(tmp_path: Path) -> None:
         assert "mismatch" in blocking
     else:
         assert blocking == {"untested-cells"}
+
+
+@pytest.mark.parametrize("edit", ["dropped", "twice", "beyond"])
+def test_a_training_cell_s_steps_are_the_plan_s_each_once(tmp_path: Path, edit: str) -> None:
+    """A review: a measured training log with step 3 of a cell deleted validated and read
+    'Suitable ... 4 training steps as the plan ran them' beside a loss table of three steps; a
+    step logged twice, or a step 99 under a plan of 4, validated too. Each is an error at its line."""
+    from reportgen.contract.validation import read_log
+    from tests.logbuilder import dumps, edited_sample
+
+    events = edited_sample(
+        "tiny-classifier-training-cpu-20261206T150841Z-651786",
+        f"synthetic-steps-{edit}",
+        f"A sample training log with one train_step {edit}; not a measurement.",
+    )
+    case = "b2-l16-contiguous-float32-eager"
+    steps = [e for e in events if e["kind"] == "train_step" and e["case"] == case]
+    at = events.index(steps[-1])
+    if edit == "dropped":
+        events.remove(steps[-1])
+    elif edit == "twice":
+        events.insert(at + 1, dict(steps[-1]))
+    else:
+        events.insert(at + 1, {**steps[-1], "step": 99})
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text(dumps(events), encoding="utf-8")
+    reading = read_log(log)
+    said = {
+        "dropped": "3 of the plan's 4 train_step(s) are logged before it (missing: 3)",
+        "twice": "a second train_step 3 of this cell",
+        "beyond": "step 99, past the plan's 4 step(s) (0 to 3)",
+    }[edit]
+    assert not reading.valid and any(said in p.message for p in reading.problems), [
+        p.format() for p in reading.problems
+    ]
+
+
+def test_a_second_generation_event_or_train_result_of_a_cell_is_an_error(tmp_path: Path) -> None:
+    """A review: a second generation event of a cell, every series three times slower, validated,
+    and diff timed the cell by it (the last one won)."""
+    from reportgen.contract.validation import read_log
+    from tests.logbuilder import dumps, edited_sample
+
+    for run, kind in (
+        ("scenario-a-text-service-cpu-20261206T152740Z-a6ae00", "generation"),
+        ("tiny-classifier-training-cpu-20261206T150841Z-651786", "train_result"),
+    ):
+        events = edited_sample(run, f"synthetic-second-{kind}", f"A sample log with a {kind} event repeated.")
+        first = next(e for e in events if e["kind"] == kind)
+        events.insert(events.index(first) + 1, dict(first))
+        for seq, event in enumerate(events):
+            event["seq"] = seq
+        log = tmp_path / kind / "events.jsonl"
+        log.parent.mkdir()
+        log.write_text(dumps(events), encoding="utf-8")
+        reading = read_log(log)
+        assert not reading.valid and any(f"a second {kind}" in p.message for p in reading.problems), kind

@@ -240,6 +240,8 @@ class FigureChecks:
         # Training cells with a train_step, and with a train_result, logged so far.
         self.trained: set[str] = set()
         self.train_results: set[str] = set()
+        self.train_steps: dict[str, set[int]] = {}  # each training cell's steps logged so far
+        self.generated: set[str] = set()  # generation cells with a generation event so far
         # A cache check's compile event that counts graphs built (graphs, line), by case.
         self.repeat_graphs: dict[str, tuple[int, int]] = {}
         # Each case's first result (status, line), and its first localization's line.
@@ -712,9 +714,18 @@ class FigureChecks:
             if data.case not in self.train_results
             else None
         )
-        if missing is None:
-            return None
-        return f"status {data.status}, but no {missing} of this training cell is logged before it: the collector writes them before the result"
+        if missing is not None:
+            return f"status {data.status}, but no {missing} of this training cell is logged before it: the collector writes them before the result"
+        planned = getattr(getattr(self.plan, "training", None), "steps", None)
+        logged = self.train_steps.get(data.case, set())
+        if isinstance(planned, int) and len(logged) != planned:
+            lacking = sorted(set(range(planned)) - logged)
+            return (
+                f"status {data.status}, but {len(logged)} of the plan's {planned} train_step(s) are logged before it"
+                f" (missing: {', '.join(map(str, lacking[:10]))}{' ...' if len(lacking) > 10 else ''}): "
+                "the collector writes every step before the result"
+            )
+        return None
 
     def _layout(self, data: Any) -> str | None:
         """inputs_fed are the tensors of the first call the collector watched, layout_fed that
@@ -976,6 +987,11 @@ class FigureChecks:
         return f"{what} {count} warm repetition(s), but the plan declares warm_repetitions {planned}"
 
     def _generation(self, data: Any) -> str | None:
+        # One generation event a cell: a series measured again is kept under its ``earlier``, and
+        # a reader taking either of two would judge and time the cell by the one it took.
+        if data.case in self.generated:
+            return "a second generation event of this cell: the collector writes one (series taken again under earlier)"
+        self.generated.add(data.case)
         # tokens hold the prefill's token and one for each decode call (collector/generation.py),
         # and a cell makes the plan's decode calls: the agreeing steps and tokens/s count them.
         rows = data.tokens
@@ -1142,6 +1158,13 @@ class FigureChecks:
 
     def _train_step(self, data: Any) -> str | None:
         self.trained.add(data.case)
+        steps = self.train_steps.setdefault(data.case, set())
+        if data.step in steps:
+            return f"a second train_step {data.step} of this cell: the collector writes each step once"
+        steps.add(data.step)
+        planned = getattr(getattr(self.plan, "training", None), "steps", None)
+        if isinstance(planned, int) and data.step >= planned:
+            return f"step {data.step}, past the plan's {planned} step(s) (0 to {planned - 1})"
         tol = self._tolerance(data.case)
         loss_tol: Any = getattr(tol, "loss", None)
         if not absent(loss_tol):
@@ -1162,6 +1185,8 @@ class FigureChecks:
         return None
 
     def _train_result(self, data: Any) -> str | None:
+        if data.case in self.train_results:
+            return "a second train_result of this cell: the collector writes one"
         self.train_results.add(data.case)
         bad = next((p for p in data.params if p.mismatched > 0), None)
         if bad is not None:
