@@ -97,9 +97,10 @@ def file_entry(role: str, path: Path) -> dict[str, Any]:
 
 
 def source_files() -> list[Path]:
-    """Each file in the collector's folder but its documents, the example workloads and bytecode
-    caches: its Python code and data, and whatever else lies there (a compiled module, a stray
-    file, a workload placed inside it), by its path below the folder. A folder linked into it is
+    """Each file in the collector's folder but its documents, its workloads folder (a run hashes
+    the workload it ran as its workload_module) and bytecode caches: its Python code and data,
+    and whatever else lies there (a compiled module, a stray file, a workload placed elsewhere
+    in it), by its path below the folder. A folder linked into it is
     walked as its own (once: a link loop is not followed again)."""
     found: list[Path] = []
     seen: set[str] = set()

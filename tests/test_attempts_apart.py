@@ -176,3 +176,19 @@ def test_the_strict_gate_refuses_cells_whose_timing_was_not_compared(tmp_path: P
     strict = RUNNER.invoke(main, ["diff", str(before), str(after), "--fail-on", "undecided"])
     assert worse.exit_code == 0, worse.stderr
     assert strict.exit_code == 3 and "that passed on both sides not compared" in strict.stderr, strict.stderr
+
+
+def test_the_strict_gate_says_it_refuses_a_cell_judged_slower_with_one_run_a_side() -> None:
+    """A docs review: the strict gate's refusal read 'slower, and could not be judged: 1 cell(s)
+    judged slower ... to gate on speed', which says a cell was judged and not judged, and tells the
+    user how to gate on speed while refusing on it."""
+    from tests.logbuilder import SAMPLE_RUNS
+
+    before, after = (
+        SAMPLE_RUNS / name
+        for name in ("heat-solver-cpu-20261205T074106Z-bcfcd4", "heat-solver-cpu-20261205T122551Z-af7feb")
+    )
+    strict = RUNNER.invoke(main, ["diff", str(before), str(after), "--fail-on", "undecided"])
+    assert strict.exit_code == 3, strict.stderr
+    assert "judged slower with one run a side, whose intervals cover sampling within the two runs only" in strict.stderr
+    assert "could not be judged" not in strict.stderr and "to gate on speed" not in strict.stderr

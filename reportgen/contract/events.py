@@ -159,12 +159,13 @@ class TargetChoice(Strict, kw_only=True, frozen=True):
 
 
 class ProvenanceFile(Strict, kw_only=True, frozen=True):
-    """One file the run read to decide what to do, by the sha256 of its bytes."""
+    """One file the run read to decide what to do, or (collector_source) a file of the collector's
+    own, by the sha256 of its bytes."""
 
     role: Annotated[
         str,
         Doc(
-            "plan, workload_module, workload_import (a local file the workload module imports, directly or through another), constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, collector_source (collector 0.24.0 on: each file in the collector's folder, its documents, example workloads and bytecode caches aside), ..."
+            "plan, workload_module, workload_import (a local file the workload module imports, directly or through another), constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, collector_source (collector 0.24.0 on: each file in the collector's folder, read or not, its documents, its workloads folder and bytecode caches aside), ..."
         ),
     ]
     path: Annotated[str, Doc("Where the collector read it (absolute on the host that ran).")]
@@ -184,7 +185,10 @@ class Provenance(Strict, kw_only=True, frozen=True):
     collector_version: Annotated[str, Doc("The collector's version (collector/__init__.py).")]
     git_commit: Annotated[Fact, Doc("The collector checkout's commit, or why it is unknown (no git, no .git).")]
     git_dirty: Annotated[
-        Fact, Doc("'true' when tracked files differed from that commit, 'false' when not, or why unknown.")
+        Fact,
+        Doc(
+            "'true' when the checkout holding the collector had uncommitted changes to tracked files anywhere in it, or untracked files not ignored in the collector's folder; 'false' when not; or why unknown."
+        ),
     ]
     files: Annotated[
         list[ProvenanceFile],

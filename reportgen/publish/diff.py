@@ -1443,7 +1443,7 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     regression on one target."""
     reasons, ungated = _worse_reasons(diff, "worse" if fail_on == "undecided" else fail_on)
     if fail_on == "undecided":
-        reasons += _undecided_reasons(diff, ungated)
+        reasons += _undecided_reasons(diff)
         ungated = ""
     if reasons and diff.targets_differ:
         reasons.insert(
@@ -1454,17 +1454,38 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     return reasons, ungated
 
 
-def _undecided_reasons(diff: RunDiff, ungated: str) -> list[str]:
-    """What the strict gate refuses beyond 'worse': timings that read slower and could not be
-    judged (``ungated``, as 'worse' names them), and cells that passed on both sides whose timing
-    was not compared at all (other weights or inputs, acceptance stopped, a replicate without
-    it): no timing of theirs shows they are not slower."""
-    reasons = [ungated.replace("speed not gated", "slower, and could not be judged")] if ungated else []
+def _named(items: Sequence[str], most: int = 5) -> str:
+    """The first ``most`` of ``items``, and how many more."""
+    return ", ".join(items[:most]) + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def _undecided_reasons(diff: RunDiff) -> list[str]:
+    """What the strict gate refuses beyond 'worse': what 'worse' leaves ungated (a cell judged
+    slower with one run a side; a timing that decides nothing whose later median is higher),
+    and cells that passed on both sides whose timing was not compared at all (other weights or
+    inputs, acceptance stopped, a replicate without it): no timing of theirs shows they are not
+    slower."""
+    reasons = []
+    if len(diff.before_runs) == 1 and len(diff.after_runs) == 1:
+        slower = [t.name for t in diff.timings if t.judged and t.verdict == "slower"]
+        if slower:
+            reasons.append(
+                f"{len(slower)} cell(s) judged slower with one run a side, whose intervals cover sampling within "
+                f"the two runs only: {_named(slower)}"
+            )
+        if diff.geomean is not None and diff.geomean.verdict == "slower":
+            reasons.append("the geometric mean judged slower with one run a side")
+    higher = [t for t in diff.timings if not t.judged and t.after_s > t.before_s]
+    if higher:
+        reasons.append(
+            f"{len(higher)} timing(s) whose later median is higher decide nothing (unstable, not classified or "
+            f"flagged: see each one's flags): " + _named([f"{t.name} {t.after_s / t.before_s:.3g}x" for t in higher])
+        )
     if diff.timing_stop is not None:
         reasons.append(f"no timing compared: {diff.timing_stop.note}")
     uncompared = [case for case, _ in diff.values_differ] + [case for case, _ in diff.replicate_not_timed]
     if uncompared:
-        named = ", ".join(uncompared[:5]) + (f" and {len(uncompared) - 5} more" if len(uncompared) > 5 else "")
+        named = _named(uncompared)
         reasons.append(
             f"the timing of {len(uncompared)} cell(s) that passed on both sides not compared (other "
             f"weights or inputs, or a replicate without it): {named}"
