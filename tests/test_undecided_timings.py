@@ -175,7 +175,7 @@ def test_a_throughput_of_fewer_repetitions_than_the_classifier_needs_decides_not
     """tokens/s is one repetition's steps over the median repetition's decode time: with fewer
     repetitions than the classifier needs (one here), nothing says they ran at one speed. Before:
     the run page showed tokens/s unflagged, and diff called decode per token 1.43x faster."""
-    from reportgen.judge.timing_stability import throughput_flags
+    from reportgen.judge.timing_stability import generation_flags, throughput_flags
     from reportgen.render.report import judge_log
     from tests.logbuilder import planned_repetitions
 
@@ -195,7 +195,10 @@ def test_a_throughput_of_fewer_repetitions_than_the_classifier_needs_decides_not
     passing = [c.case for c in run.cells_with("generation") if c.status == "pass"]
     flags = throughput_flags(run)
     assert passing and set(flags) == set(passing)
-    assert all("timing not classified across the 1 repetitions' decode times" in f for f in flags.values()), flags
+    assert all(f == "from the decode series flagged beside it: decides nothing" for f in flags.values()), flags
+    decode_flags = {case: series["decode_token"] for case, series in generation_flags(run).items()}
+    assert set(decode_flags) == set(passing)
+    assert all("timing not classified across the 1 repetitions' decode times" in f for f in decode_flags.values())
     found = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
     decode = [t for t in found["timings"] if t["series"] == DECODE]
     assert decode and all(t["ratio"] < 1 for t in decode), "each step is faster"

@@ -351,7 +351,33 @@ def generation_flags(run: RunModel) -> dict[str, dict[str, str]]:
             )
             if not judged.decides:
                 found.setdefault(cell.case, {})[series] = flag_text(judged)
+            elif series == "decode_token" and (whole := _repetitions_flag(timing, waited)):
+                # Steady step by step, but not repetition by repetition: the decode series decides
+                # nothing either, as diff, compare and the exports say (series_flag).
+                found.setdefault(cell.case, {})[series] = whole
     return found
+
+
+def _repetitions_flag(timing: ev.GenerationTiming, waited: Waited) -> str:
+    """Why the repetitions' whole decode times of a generation cell decide nothing (tokens/s is
+    read from them): unstable, at a speed its earlier series did not run at, or too few to
+    classify; '' where they are stable."""
+    reps = timing.repetitions
+    stability = repetitions_stability(timing.decode_token.samples_s, reps, waited)
+    apart = attempts_apart(stability, generation_before(timing, TOTALS)) if stability is not None else ""
+    if stability is not None and stability.verdict == UNSTABLE:
+        return f"{SYMBOL} {FLAG} across the {reps} repetitions' decode times: " + "; ".join(
+            c.note for c in stability.reasons
+        )
+    if apart:  # steady now, at a speed its earlier series of warm generations did not run at
+        return f"{SYMBOL} {FLAG} across the {reps} repetitions' decode times: {apart}"
+    if stability is not None and stability.verdict == UNCLASSIFIED:
+        # Too few repetitions (or all one value): tokens/s is one repetition's steps over the
+        # median repetition, and nothing says the repetitions ran at one speed.
+        return (
+            f"{UNCLASSIFIED_SYMBOL} {UNCLASSIFIED_FLAG} across the {reps} repetitions' decode times: {stability.note}"
+        )
+    return ""
 
 
 def repetitions_stability(samples: Sequence[float], repetitions: int | None, waited: Waited = None) -> Stability | None:
@@ -368,33 +394,9 @@ DECODE_FLAGGED = "from the decode series flagged beside it: decides nothing"
 @per_run
 def throughput_flags(run: RunModel) -> dict[str, str]:
     """Per passing generation cell whose tokens/s decides nothing, why: it is worked out from the
-    decode series, which is flagged (generation_flags), or the repetitions' whole decode times
-    are unstable though the decode series is not (repetitions_stability)."""
-    found: dict[str, str] = {}
-    decode_flagged = {case for case, series in generation_flags(run).items() if "decode_token" in series}
-    for cell in run.cells_with("generation"):
-        timing = generation_timing(cell) if cell.status == "pass" else None
-        if timing is None:
-            continue
-        if cell.case in decode_flagged:
-            found[cell.case] = DECODE_FLAGGED
-            continue
-        reps = timing.repetitions
-        stability = repetitions_stability(timing.decode_token.samples_s, reps, generation_waited(timing))
-        apart = attempts_apart(stability, generation_before(timing, TOTALS)) if stability is not None else ""
-        if stability is not None and stability.verdict == UNSTABLE:
-            found[cell.case] = f"{SYMBOL} {FLAG} across the {reps} repetitions' decode times: " + "; ".join(
-                c.note for c in stability.reasons
-            )
-        elif apart:  # steady now, at a speed its earlier series of warm generations did not run at
-            found[cell.case] = f"{SYMBOL} {FLAG} across the {reps} repetitions' decode times: {apart}"
-        elif stability is not None and stability.verdict == UNCLASSIFIED:
-            # Too few repetitions (or all one value): tokens/s is one repetition's steps over the
-            # median repetition, and nothing says the repetitions ran at one speed.
-            found[cell.case] = (
-                f"{UNCLASSIFIED_SYMBOL} {UNCLASSIFIED_FLAG} across the {reps} repetitions' decode times: {stability.note}"
-            )
-    return found
+    decode series, which is flagged (generation_flags: its steps, or its repetitions' whole
+    decode times, are unstable or not classified)."""
+    return {case: DECODE_FLAGGED for case, series in generation_flags(run).items() if "decode_token" in series}
 
 
 def flag_text(judged: CellStability) -> str:
