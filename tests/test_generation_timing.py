@@ -18,7 +18,7 @@ from reportgen.cli import main
 from reportgen.publish.diff import diff_runs
 from reportgen.publish.summary import summarize
 from reportgen.render.report import build_report, judge_log
-from tests.logbuilder import bimodal, dumps, generation_timing_log, planned_repetitions
+from tests.logbuilder import bimodal, dumps, generation_timing_log, planned_repetitions, scaled_warm, tokens_per_s
 
 RUNNER = CliRunner()
 CASE = "b1-l96-contiguous-float32-eager"
@@ -330,3 +330,26 @@ def test_a_series_that_decides_nothing_has_the_ratio_of_its_medians_and_no_inter
     change = next(t for t in diff["timings"] if t["case"] == CASE and t["series"] == "decode per token")
     assert change["ratio"] == pytest.approx(series["warm"]["ratio"], rel=1e-5) and change["low"] is None  # (rounded)
     assert "none: the timing decides nothing" in md
+
+
+def test_a_generation_workload_s_history_says_its_series_are_not_charted(tmp_path: Path) -> None:
+    """A review: a generation workload's history said '4 slower' in its pair table, then that its
+    timing columns showed 'the first cells with a warm median (no stable ratio against the
+    previous run to rank them by)', and drew no first-token or decode chart."""
+    from reportgen.publish.site import build_site
+
+    for day, scale in ((1, 1.0), (2, 1.5)):
+        events = generation_timing_log(f"history-{day}")
+        events[0]["started_at"] = f"2026-01-0{day}T00:00:00Z"
+        for event in events:
+            timing = event.get("timing") if event["kind"] == "generation" else None
+            if timing:
+                for series in ("ttft_warm", "decode_token"):
+                    timing[series] = scaled_warm(timing[series], scale)
+                timing["tokens_per_s"] = tokens_per_s(timing)
+        _log(tmp_path / "runs" / str(day) / "events.jsonl", events)
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert (
+        "generation series (first token, decode per token) are judged in the table of pairs, not charted here" in page
+    )

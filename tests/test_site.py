@@ -373,7 +373,7 @@ def test_a_latest_run_whose_series_all_decide_nothing_keeps_the_trend_columns(tm
     (page,) = (tmp_path / "site" / "workloads").glob("*/index.html")
     html = page.read_text()
     assert html.count("warm median<br><code>") >= 1, "no trend column"
-    assert "no stable ratio against the previous run to rank them by" in html
+    assert "no stable ratio of a warm call against the previous run to rank them by" in html
 
 
 def test_a_run_of_year_999_is_earlier_and_a_time_past_year_9999_in_utc_is_no_time() -> None:

@@ -708,7 +708,13 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         why = "the cells with the largest change against the previous run"
     elif last is not None and stop is None:  # every ratio against the previous run is unstable or of another series
         changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
-        why = "the first cells with a warm median (no stable ratio against the previous run to rank them by)"
+        why = "the first cells with a warm median (no stable ratio of a warm call against the previous run to rank them by)"
+        if any(t.series for t in last.timings):
+            # A generation run's ratios are of its series (first token, decode per token): judged
+            # in the pair table, not charted or ranked here.
+            why += (
+                "; generation series (first token, decode per token) are judged in the table of pairs, not charted here"
+            )
     elif stop is not None:  # no ratio against the previous run to rank by: the cells alone decide
         changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
         why = f"the first cells with a warm median (no timing is compared against the previous run: {stop.reason})"
