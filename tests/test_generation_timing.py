@@ -353,3 +353,23 @@ def test_a_generation_workload_s_history_says_its_series_are_not_charted(tmp_pat
     assert (
         "generation series (first token, decode per token) are judged in the table of pairs, not charted here" in page
     )
+
+
+def test_a_divergence_gone_because_the_reference_tokens_changed_is_no_fix(tmp_path: Path) -> None:
+    """A review: in logs without a saved reference file, a compiled cell that diverged passed in a
+    later run whose reference model chose other tokens; diff said 'criteria changes: 0' and
+    'fixed: 1'. The reference tokens both logs carry differ: a pass against other reference
+    outputs, not a fix."""
+    from tests.logbuilder import generation_log
+
+    diverged = generation_log(("compiled", 3))
+    moved = generation_log(None)
+    moved[0]["run_id"] = "synthetic-moved-reference"
+    for event in moved:
+        if event["kind"] == "generation" and event["case"].startswith("b1-l240-"):
+            other = [[token + 1 for token in row] for row in event["reference_tokens"]]
+            event.update(reference_tokens=other, tokens=other)
+    before = _log(tmp_path / "a" / "events.jsonl", diverged)
+    after = _log(tmp_path / "b" / "events.jsonl", moved)
+    text = CliRunner().invoke(main, ["diff", str(before), str(after)]).output
+    assert "fixed: 0" in text and "other reference tokens" in text, text

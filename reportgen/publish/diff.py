@@ -1113,9 +1113,13 @@ class _Cells:
         return None
 
     def _other_reference(self, old: CellSummary, new: CellSummary) -> str | None:
-        """Why the cell was judged against other reference outputs, or None: its input shape's
-        content hashes differ, or (where a run did not hash that shape on its own) the run-wide
+        """Why the cell was judged against other reference outputs, or None: a generation cell's
+        reference tokens differ; its input shape's content hashes differ; or (where a run did not hash that shape on its own) the run-wide
         reference outputs' content hashes differ."""
+        if old.reference_tokens and new.reference_tokens and old.reference_tokens != new.reference_tokens:
+            # A generation cell judged against other greedy tokens of the reference: other
+            # references, whether or not a reference file was hashed.
+            return "other reference tokens: the reference model's greedy tokens differ"
         if old.reference and new.reference and not self.reference_recipes_differ:
             if old.reference == new.reference:
                 return None

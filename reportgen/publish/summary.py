@@ -90,6 +90,10 @@ class CellSummary:
     # shape); None: not hashed by content. Two runs' differing say the criterion's reference
     # itself changed: a pass after a failure is then not "fixed".
     reference: str | None = None
+    # A generation cell's reference tokens (the greedy tokens the reference model chose), by a
+    # sha256 of them; None: no generation event. Two runs' differing are another reference even
+    # where no reference file was hashed.
+    reference_tokens: str | None = None
     # The planned cell's fields (judge.identity.PLANNED_FIELDS: batch, length, layout, dtype,
     # mode); None in a site state written before they were kept. The same case key with other
     # fields is another cell: diffs compare neither its status nor its timing.
@@ -239,6 +243,12 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
     if env is not None:
         versions = {k: value for k in VERSION_KEYS if k in env.versions and (value := env.versions[k].value)}
     generation = {c.case: t for c in run.cells_with("generation") if (t := generation_timing(c)) is not None}
+    # Each generation cell's reference tokens, by a digest (CellSummary.reference_tokens).
+    reference_tokens = {
+        c.case: hashlib.sha256(repr(event.reference_tokens).encode("ascii")).hexdigest()
+        for c in run.cells_with("generation")
+        if (event := c.generation) is not None and event.reference_tokens
+    }
     inputs = InputsLookup(run)
     shared, per_case = reference_contents(run)
     every_key = every_host_key(run)
@@ -267,6 +277,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
                 inputs.for_case(c.case),
                 per_case.get(c.case, shared),
                 every_key,
+                reference_tokens.get(c.case),
             )
             for c in run.cells
         },
@@ -351,6 +362,7 @@ def cell_summary(
     inputs: ev.Artifact | None = None,
     references: dict[str, str] | None = None,
     every_key: bool = True,
+    reference_tokens: str | None = None,
 ) -> CellSummary:
     """Timings are kept only for cells whose correctness passed: no other timing is compared.
     ``generation``: a generation cell's timings, as its generation event logged them;
@@ -404,4 +416,5 @@ def cell_summary(
     facts = inputs_facts(inputs, input_key(cell.planned))
     summary.inputs = None if facts is None else [facts.key_content, facts.content, facts.file, facts.recipe]
     summary.reference = (references or {}).get(input_key(cell.planned))
+    summary.reference_tokens = reference_tokens
     return summary
