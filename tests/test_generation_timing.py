@@ -373,3 +373,30 @@ def test_a_divergence_gone_because_the_reference_tokens_changed_is_no_fix(tmp_pa
     after = _log(tmp_path / "b" / "events.jsonl", moved)
     text = CliRunner().invoke(main, ["diff", str(before), str(after)]).output
     assert "fixed: 0" in text and "other reference tokens" in text, text
+
+
+def test_details_csv_carries_each_generation_series_as_load_cells_does(tmp_path: Path) -> None:
+    """A review: details.csv gave a generation cell no timing at all (every warm column empty),
+    while report.md showed its first token and decode per token and load_cells had both series'
+    medians and stability words."""
+    import csv
+
+    from reportgen.publish.frame import load_cells
+
+    events = generation_timing_log("details-generation")
+    bimodal(_generation(events, CASE), "decode_token")
+    log = _log(tmp_path / "run" / "events.jsonl", events)
+    build_report(log, tmp_path / "out")
+    with (tmp_path / "out" / "details.csv").open(encoding="utf-8", newline="") as stream:
+        rows = {row["case"]: row for row in csv.DictReader(stream)}
+    frame = load_cells(log).set_index("case")
+    checked = 0
+    for case, row in rows.items():
+        for series in ("first_token", "decode_token"):
+            median, word = frame.loc[case, f"{series}_median_s"], frame.loc[case, f"{series}_stability"]
+            if isinstance(word, str):
+                assert row[f"{series}_stability"] == word and float(row[f"{series}_median_s"]) == median, (case, series)
+                checked += 1
+            else:
+                assert row[f"{series}_stability"] == "" and row[f"{series}_median_s"] == "", (case, series)
+    assert checked and rows[CASE]["decode_token_stability"] == "unstable"

@@ -95,6 +95,10 @@ DETAIL_COLUMNS = (
     "cold_cache_condition",
     "warm_median_s",
     "warm_stability",
+    "first_token_median_s",
+    "first_token_stability",
+    "decode_token_median_s",
+    "decode_token_stability",
     "timing_layout_missed",
     "peak_device_memory_bytes",
     "log_line",
@@ -105,7 +109,10 @@ DETAIL_COLUMNS = (
 
 
 def detail_rows(
-    run: RunModel, stability: Mapping[str, str] | None = None, stopped: bool = False
+    run: RunModel,
+    stability: Mapping[str, str] | None = None,
+    stopped: bool = False,
+    series: Mapping[str, tuple[Any, ...]] | None = None,
 ) -> list[tuple[Any, ...]]:
     """One flat row per planned cell (DETAIL_COLUMNS): the full table behind a capped report.
 
@@ -113,7 +120,9 @@ def detail_rows(
     holds the mismatch figures; the times come from the cell's timing event, each beside its
     scope: the cold call's cache condition, and the warm series' stability as the judge
     classified it (``stability``: case -> 'stable', 'unstable' or 'unclassified'; only a stable
-    median decides anything), and the timed calls fed another layout than the cell's
+    median decides anything), a generation cell's two warm series as the judge gives them
+    (``series``: case -> first token's median and word, decode per token's median and word), and
+    the timed calls fed another layout than the cell's
     (``timing_layout_missed``: 'warm', 'cold' or both, ';'-separated; such a figure is not the
     cell's). ``failure`` and ``warnings`` (one a line) are the full texts that
     the page cuts (``clip``). ``performance_stopped`` (``stopped``: the judge's
@@ -122,10 +131,13 @@ def detail_rows(
     its timings, stable or not, is a performance result.
     """
     verdicts = stability or {}
-    return [detail_row(c, verdicts.get(c.case), stopped) for c in run.cells]
+    columns = series or {}
+    return [detail_row(c, verdicts.get(c.case), stopped, columns.get(c.case)) for c in run.cells]
 
 
-def detail_row(c: CellRecord, stability: str | None = None, stopped: bool = False) -> tuple[Any, ...]:
+def detail_row(
+    c: CellRecord, stability: str | None = None, stopped: bool = False, series: tuple[Any, ...] | None = None
+) -> tuple[Any, ...]:
     """One cell's row of DETAIL_COLUMNS (see ``detail_rows``)."""
     p = c.planned
     return (
@@ -143,6 +155,7 @@ def detail_row(c: CellRecord, stability: str | None = None, stopped: bool = Fals
         c.cold_condition if c.cold_s is not None else None,
         c.warm_median_s,
         stability if c.warm_median_s is not None else None,
+        *(series or (None, None, None, None)),
         ";".join(c.timing_layout_missed),
         c.peak_device_bytes,
         c.result_line,
