@@ -247,8 +247,8 @@ def code_and_data_changes(
             changes.append((f"{key} (not hashed in either run: cannot be told the same)", a, b))
     for role in ("weights", "inputs", REFERENCE_OUTPUTS):
         # [content, file, recipe]; a site's state from before the recipe was kept holds two.
-        ca, fa, ra = (list(before_hashes.get(role, [])) + [None, None, None])[:3]
-        cb, fb, rb = (list(after_hashes.get(role, [])) + [None, None, None])[:3]
+        ca, fa, ra = hash_triple(before_hashes.get(role, ()))
+        cb, fb, rb = hash_triple(after_hashes.get(role, ()))
         if ca and cb and (ra or RECIPE_V1) != (rb or RECIPE_V1):
             # Content hashes of two recipes say nothing of each other: the files decide.
             if fa != fb:
@@ -294,6 +294,13 @@ def code_and_data_changes(
                 )
             )
     return changes
+
+
+def hash_triple(hashes: Sequence[str | None]) -> tuple[str | None, str | None, str | None]:
+    """A run_hashes entry as (content sha256, file sha256, recipe); a site's state from before
+    the recipe was kept holds two, and an absent role none."""
+    content, file, recipe = (list(hashes) + [None, None, None])[:3]
+    return content, file, recipe
 
 
 def _by_shape(role: str, hashes: Mapping[str, Sequence[str | None]]) -> dict[str, str]:

@@ -23,6 +23,7 @@ from reportgen.judge.changes import (
     CODE_SCOPE,
     FLAGGING_HOST_KEYS,
     REFERENCE_OUTPUTS,
+    hash_triple,
     SETTING_LABELS,
     code_and_data_changes,
     compare_hosts,
@@ -1009,7 +1010,7 @@ def _run_reference(before: Sequence[str | None], after: Sequence[str | None]) ->
     else their file hashes differ (a log without a content hash, or of another recipe: the same
     tensors written another way differ too, so the reference is not verified); or one run
     recorded them and the other did not."""
-    (ca, fa, ra), (cb, fb, rb) = ((list(h) + [None] * 3)[:3] for h in (before, after))
+    (ca, fa, ra), (cb, fb, rb) = hash_triple(before), hash_triple(after)
     if (ra or RECIPE_V1) != (rb or RECIPE_V1):
         ca = cb = None  # hashes by content of two recipes say nothing of each other
     if ca and cb:
@@ -1057,8 +1058,7 @@ class _Cells:
         )
         # The reference outputs' content hashes follow two recipes: no shape's are compared.
         recipes = {
-            ((list(side[0].hashes.get(REFERENCE_OUTPUTS, [])) + [None] * 3)[2] or RECIPE_V1)
-            for side in (befores, afters)
+            (hash_triple(side[0].hashes.get(REFERENCE_OUTPUTS, ()))[2] or RECIPE_V1) for side in (befores, afters)
         }
         self.reference_recipes_differ = len(recipes) > 1
 
@@ -1532,7 +1532,7 @@ def _worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
         (diff.removed_passed, "are not in the later run's matrix"),
     ):
         if cases:
-            named = ", ".join(cases[:5]) + (f" and {len(cases) - 5} more" if len(cases) > 5 else "")
+            named = _named(cases)
             reasons.append(f"{len(cases)} cell(s) that passed before {said}: {named}")
     if fail_on != "worse":
         return reasons, ""
@@ -1559,7 +1559,7 @@ def _worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
         return reasons + speed, undecided
     if not speed:
         return reasons, undecided
-    named = ", ".join(slower[:5]) + (f" and {len(slower) - 5} more" if len(slower) > 5 else "")
+    named = _named(slower)
     one_run = (
         f"speed not gated: {' and '.join(speed)}{f' ({named})' if slower else ''} with one run a side, whose"
         " intervals cover sampling within the two runs only, not the variation between runs; give a side more"
