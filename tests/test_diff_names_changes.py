@@ -1241,3 +1241,35 @@ def test_a_changed_padding_is_a_timing_criterion() -> None:
     sample = SAMPLES / "scenario-a-text-service-cpu-20261206T152740Z-a6ae00" / "events.jsonl"
     declared = declared_criteria(judge_log(sample).run)
     assert declared["padding"].judges == "timing" and "buckets [128, 256, 512]" in declared["padding"].value
+
+
+def test_a_file_listed_twice_in_the_provenance_is_an_error(tmp_path: Path) -> None:
+    """A review: a log listing one of the collector's files twice, with two hashes, validated and
+    its diff named the file twice ('eventlog.py', 'eventlog.py 2'), one line up by chance."""
+    from reportgen.contract.validation import read_log
+
+    events = timing_log("synthetic-listed-twice")
+    unknown = {"unknown_reason": "git is not installed on this host"}
+    once = _sources({"__main__.py": "6" * 64, "eventlog.py": "7" * 64})
+    for n, (files, said) in enumerate(
+        (
+            (once, None),
+            (once + _sources({"eventlog.py": "8" * 64}), "twice, with another hash"),
+            (once + _sources({"eventlog.py": "7" * 64}), "twice, with the same hash"),
+        )
+    ):
+        events[0]["provenance"] = {
+            "collector_version": "0.24.0",
+            "git_commit": unknown,
+            "git_dirty": unknown,
+            "files": files,
+        }
+        path = tmp_path / str(n) / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(events), encoding="utf-8")
+        found = [(p.severity, p.line, p.message) for p in read_log(path).problems if "twice" in p.message]
+        if said is None:
+            assert not found
+        else:
+            assert len(found) == 1 and found[0][:2] == ("error", 1) and said in found[0][2], found
+            assert "/opt/x/collector/eventlog.py" in found[0][2]

@@ -536,6 +536,8 @@ class _Checker:
             )
         if kind == "run_start" and (cut := _own_files_missing(data)):
             self.warning(number, cut)
+        if kind == "run_start" and (twice := _listed_twice(data)):
+            self.error(number, twice)
         if kind == "artifact":
             self.artifacts.append((number, data.path, data.bytes, data.sha256))
         if kind == "artifact" and isinstance(recipe := data.content_recipe, str) and recipe not in CONTENT_RECIPES:
@@ -895,6 +897,25 @@ def _own_files_missing(start: Any) -> str:
         f"run_start: provenance names collector {prov.collector_version[:40]!r}, which lists each file of its own "
         "(role collector_source), and lists none: the code that wrote this log cannot be told by its files"
     )
+
+
+def _listed_twice(start: Any) -> str:
+    """A file run_start's provenance lists twice under one role ('' when none is): a collector
+    hashes each file it lists once, so a second entry was not written by it, and a comparison
+    would line up one of the two by chance."""
+    prov = start.provenance
+    if absent(prov):
+        return ""
+    seen: dict[tuple[str, str], Any] = {}
+    for entry in prov.files or ():
+        first = seen.setdefault((entry.role, entry.path), entry)
+        if first is not entry:
+            how = "with the same hash" if first == entry else "with another hash"
+            return (
+                f"run_start: provenance lists {entry.role} {entry.path[:160]!r} twice, {how}: the collector "
+                "lists each file once; the log contradicts itself"
+            )
+    return ""
 
 
 @contextlib.contextmanager
