@@ -289,6 +289,26 @@ def test_status_of_a_bad_ledger_is_one_line(tmp_path: Path, capsys: pytest.Captu
     assert "not a campaign's planned tasks" in capsys.readouterr().err
 
 
+def test_a_task_record_that_is_no_file_is_named_not_read_as_no_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review: a task record swapped for a FIFO (or a folder) read as "no record yet: queued, or
+    never started", so resume would submit the task again. It is named, in one line, and status
+    exits 2 without waiting on the FIFO."""
+    folder = _ledger_of_five(tmp_path / "runs")
+    record = folder / "tasks" / "task-0.s1-r0.json"
+    record.unlink()
+    os.mkfifo(record)
+    assert main(["status", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("campaign: ") and "task-0.s1-r0.json" in err and "FIFO" in err and err.count("\n") == 1
+    record.unlink()
+    record.mkdir()
+    assert main(["status", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "task-0.s1-r0.json" in err and "a folder, not a regular file" in err and err.count("\n") == 1
+
+
 def test_status_reads_a_ledger_as_untrusted_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """status reads within the side-file limit, follows no link and takes no campaign id as a
     path: each is one line on stderr and exit 2 (or the linked record counts as missing)."""

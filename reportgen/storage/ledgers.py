@@ -89,11 +89,12 @@ def _local(location: Path, ledgers: list[tuple[str, Ledger]], problems: list[str
 
 def folder_access(folder: Path) -> tuple[Reader, Lister]:
     """Reading a ledger folder as untrusted input: regular files within the side-file limit,
-    never through a link, and a file that cannot be read is a LedgerError naming it."""
+    never through a link (a linked record is no record), and a file that cannot be read, or an
+    entry that is no file (a FIFO, a folder), is a LedgerError naming it."""
 
     def read(name: str, tail: int = 0) -> bytes | None:
         path = folder / name
-        if not path.is_file() or path.is_symlink():
+        if path.is_symlink() or not os.path.lexists(path):
             return None
         try:
             if not tail:
