@@ -495,3 +495,48 @@ def test_a_loop_whose_cpu_wait_was_not_read_decides_nothing_in_the_run_report_to
     index = pd.read_parquet(tmp_path / "site" / "index.parquet").set_index("cell")
     assert index.loc[case, "warm_stability"] == "unclassified"
     assert index.loc["b1-l16-contiguous-float32-eager", "warm_stability"] == "stable"
+
+
+def test_a_generation_loop_whose_cpu_wait_was_not_read_decides_nothing_either(tmp_path: Path) -> None:
+    """A generation cell's warm loop whose CPU wait its collector could not read was still called
+    stable on its run page, in details.csv, load_cells and index.parquet, where a timed cell's
+    is 'not classified' (diff and compare already gave its ratios no verdict)."""
+    import csv
+
+    import pandas as pd
+
+    from reportgen.publish.frame import load_cells
+    from reportgen.publish.site import build_site
+    from tests.logbuilder import edited_sample
+
+    events = edited_sample(
+        "scenario-a-text-service-cpu-20261206T152740Z-a6ae00",
+        "synthetic-generation-unread-wait",
+        "A sample run's log with one generation loop's CPU wait made unread; not a measurement.",
+    )
+    case = "b1-l96-contiguous-float32-eager"
+    timing = next(e for e in events if e["kind"] == "generation" and e["case"] == case)["timing"]
+    for key in ("cpu_run_s", "cpu_wait_s", "loop_wall_s"):
+        timing["host"][key] = {"value": None, "unknown_reason": "schedstat counted no time on a CPU over the loop"}
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text(dumps(events), encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["report", str(log), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text(encoding="utf-8")
+    row = next(line for line in md.splitlines() if line.startswith("| 128 | 96 tokens | `" + case))
+    assert "not classified: the CPU wait of its threads over the loop was not read" in row, row
+    assert "decides nothing" in row, "tokens/s is read from the decode series"
+    with (out / "details.csv").open(encoding="utf-8", newline="") as stream:
+        rows = {r["case"]: r for r in csv.DictReader(stream)}
+    other = "b1-l240-contiguous-float32-eager"
+    assert rows[case]["first_token_stability"] == rows[case]["decode_token_stability"] == "unclassified"
+    assert rows[other]["first_token_stability"] == "stable"
+    cells = load_cells(log).set_index("case")
+    assert cells.loc[case, "decode_token_stability"] == "unclassified"
+    assert cells.loc[other, "decode_token_stability"] == "stable"
+    build_site([log.parent], tmp_path / "site")
+    index = pd.read_parquet(tmp_path / "site" / "index.parquet").set_index("cell")
+    assert index.loc[case, "first_token_stability"] == "unclassified"
+    assert index.loc[other, "first_token_stability"] == "stable"

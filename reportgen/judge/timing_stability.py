@@ -86,6 +86,7 @@ __all__ = [
     "TOTALS",
     "DECODE_FLAGGED",
     "generation_attempts",
+    "generation_wait_unread",
     "generation_before",
     "generation_flags",
     "throughput_flags",
@@ -304,6 +305,14 @@ def generation_waited(timing: ev.GenerationTiming | ev.EarlierGeneration | None)
     return waited_of({k: f.value for k, f in host.items() if isinstance(f.value, str)})
 
 
+def generation_wait_unread(timing: ev.GenerationTiming | None) -> bool:
+    """Whether a generation cell's log records its warm loop's CPU wait as unknown (a loop
+    shorter than the scheduler tick reads none, UNREAD_WAIT): as a timed cell's warm_wait_unread,
+    its series are then not classified."""
+    host = timing.host if timing is not None else None
+    return bool(host) and "cpu_wait_s" in host and generation_waited(timing) is None
+
+
 def generation_attempts(timing: ev.GenerationTiming | None) -> int:
     """How many series of warm generations the collector took of a cell (1.7 logs on: it takes
     them again at once while one is unstable); 1 for a log before 1.7 or a cell not timed."""
@@ -344,6 +353,7 @@ def generation_flags(run: RunModel) -> dict[str, dict[str, str]]:
         if timing is None:
             continue
         waited, attempts = generation_waited(timing), generation_attempts(timing)
+        unread = generation_wait_unread(timing)
         for series in GENERATION_SERIES:
             stability = classify(getattr(timing, series).samples_s, waited)
             judged = CellStability(
@@ -351,6 +361,8 @@ def generation_flags(run: RunModel) -> dict[str, dict[str, str]]:
             )
             if not judged.decides:
                 found.setdefault(cell.case, {})[series] = flag_text(judged)
+            elif unread:  # steady samples, but contention was not judged over their loop
+                found.setdefault(cell.case, {})[series] = f"not classified: {UNREAD_WAIT}"
             elif series == "decode_token" and (whole := _repetitions_flag(timing, waited)):
                 # Steady step by step, but not repetition by repetition: the decode series decides
                 # nothing either, as diff, compare and the exports say (series_flag).

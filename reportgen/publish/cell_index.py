@@ -189,7 +189,12 @@ def _series(cell: CellSummary | None, series: str) -> tuple[tuple[str, Any], tup
     decode = cell if cell is not None and series == "decode_token" else None
     repetitions = decode.generation_repetitions if decode is not None else None
     totals = (decode.generation_before or {}).get(TOTALS) if decode is not None else None
-    word = stability_word(samples, waited, before, repetitions=repetitions, totals_before=totals) if samples else None
+    unread = cell.generation_wait_unread if cell is not None else False
+    word = (
+        stability_word(samples, waited, before, repetitions=repetitions, totals_before=totals, unread=unread)
+        if samples
+        else None
+    )
     return ("median_s", median), ("stability", word)
 
 

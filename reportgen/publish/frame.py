@@ -23,6 +23,7 @@ from reportgen.judge.timing_stability import (
     TOTALS,
     generation_before,
     generation_timing,
+    generation_wait_unread,
     generation_waited,
     generation_warm,
     series_flag,
@@ -172,6 +173,7 @@ def _generation_columns(generates: bool, cell: Any) -> dict[str, object]:
                 generation_before(timing, series),
                 repetitions=decode.repetitions if decode is not None else None,
                 totals_before=generation_before(decode, TOTALS) if decode is not None else None,
+                unread=generation_wait_unread(timing),
             )
             if warm is not None
             else None

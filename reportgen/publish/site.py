@@ -159,7 +159,7 @@ from collector.visible import tell, terminal
 # criteria are not recorded, never that none changed).
 # 15: a cell keeps whether its warm loop's CPU wait was recorded unknown (its series is then not
 # classified), and its inputs the recipe of their content hashes.
-STATE_FORMAT = 15
+STATE_FORMAT = 16
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 HISTORY_PAIRS = 30  # consecutive pairs a workload page shows in full (a page of 300 runs stays small)

@@ -34,6 +34,7 @@ from reportgen.judge.timing_stability import (
     TOTALS,
     generation_before,
     generation_timing,
+    generation_wait_unread,
     generation_waited,
 )
 from reportgen.contract import events as ev
@@ -125,6 +126,8 @@ class CellSummary:
     warm_logged: list[str] | None = None
     # The same over a generation cell's warm generations (both its series come from that loop).
     generation_waited: list[float] | None = None
+    # Its warm loop's CPU wait recorded unknown, as warm_wait_unread (its series are not classified).
+    generation_wait_unread: bool = False
     # Per generation series (and TOTALS, the repetitions' whole decode times), [fastest, highest
     # third quartile] of the cell's earlier series of warm generations (1.7 logs on; None:
     # measured once), as warm_before.
@@ -404,6 +407,7 @@ def cell_summary(
         summary.generation_repetitions = generation.repetitions
         waited = generation_waited(generation)
         summary.generation_waited = list(waited) if waited is not None else None
+        summary.generation_wait_unread = generation_wait_unread(generation)
         earlier = {
             series: list(w) for series in (*GENERATION_SERIES, TOTALS) if (w := generation_before(generation, series))
         }
