@@ -237,8 +237,7 @@ class FigureChecks:
         self.first_compile: dict[str, tuple[bool, int]] = {}  # see _compile
         self._device_index = ""
         self.ref_nonfinite: dict[str, int] = {}  # a reference's non-finite elements, by its shape key
-        # Training cells with a train_step, and with a train_result, logged so far.
-        self.trained: set[str] = set()
+        # Training cells with a train_result logged so far.
         self.train_results: set[str] = set()
         self.train_steps: dict[str, set[int]] = {}  # each training cell's steps logged so far
         self.generated: set[str] = set()  # generation cells with a generation event so far
@@ -709,15 +708,15 @@ class FigureChecks:
             return None
         missing = (
             "train_step"
-            if data.case not in self.trained
+            if data.case not in self.train_steps
             else "train_result"
             if data.case not in self.train_results
             else None
         )
         if missing is not None:
             return f"status {data.status}, but no {missing} of this training cell is logged before it: the collector writes them before the result"
-        planned = getattr(getattr(self.plan, "training", None), "steps", None)
-        logged = self.train_steps.get(data.case, set())
+        planned = self._planned_steps()
+        logged = self.train_steps[data.case]
         if isinstance(planned, int) and len(logged) != planned:
             lacking = sorted(set(range(planned)) - logged)
             return (
@@ -1156,13 +1155,16 @@ class FigureChecks:
         cell = self._cell(case)
         return (cell.batch, cell.length) if cell is not None else (None, None)
 
+    def _planned_steps(self) -> Any:
+        """The plan's training steps (an int; UNSET or None where the plan trains nothing)."""
+        return getattr(getattr(self.plan, "training", None), "steps", None)
+
     def _train_step(self, data: Any) -> str | None:
-        self.trained.add(data.case)
         steps = self.train_steps.setdefault(data.case, set())
         if data.step in steps:
             return f"a second train_step {data.step} of this cell: the collector writes each step once"
         steps.add(data.step)
-        planned = getattr(getattr(self.plan, "training", None), "steps", None)
+        planned = self._planned_steps()
         if isinstance(planned, int) and data.step >= planned:
             return f"step {data.step}, past the plan's {planned} step(s) (0 to {planned - 1})"
         tol = self._tolerance(data.case)
