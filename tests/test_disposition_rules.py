@@ -613,3 +613,39 @@ def test_a_passing_cell_with_no_operators_event_on_a_backend_that_must_measure_f
         events.remove(_first(events, "operators", EAGER))
 
     assert d.rule_fallback(_run(tmp_path, on_the_cpu), {}) == []
+
+
+def test_one_pair_s_layout_cost_that_its_sibling_pair_does_not_pay_decides_nothing(tmp_path: Path) -> None:
+    """A review: a sample run relabelled neuron-native read "Requires a change: layout" from the
+    cache-check repeat pair alone (0.534 ms against 0.368 ms contiguous, each from its own
+    process), while the first pair of the same shape and dtype measured no cost, in the same
+    report. One pair against the other is no evidence of a per-call copy: undecided, said so."""
+    from tests.logbuilder import edited_sample
+
+    events = edited_sample(
+        "tiny-encoder-cpu-20261206T150111Z-1dd183",
+        "synthetic-relabelled-neuron",
+        "A cpu sample run relabelled as a neuron-native run; not a measurement of any hardware.",
+    )
+    events[0]["target"] = "neuron"
+    events[0]["target_choice"] = {"requested": "neuron", "resolved": "neuron", "reason": "named on the command line"}
+    env = _first(events, "environment")
+    env.update(backend_family="neuron-native", backend_family_reason="relabelled", device_type="neuron")
+    env["versions"]["torch_neuronx"] = {"value": "2.13.3.0.9", "source": "relabelled"}
+    _first(events, "plan")["target"] = "neuron"
+    text = json.dumps(events).replace('"device": "cpu"', '"device": "neuron:0"')
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in json.loads(text)), encoding="utf-8")
+    reading = read_log(path)
+    assert reading.valid, [p.format() for p in reading.problems][:3]
+    run = build_run(reading)
+    cells = {c.case: c for c in run.cells}
+    repeat = cells["b1-l16-noncontiguous-float32-compiled-repeat"]
+    twin = cells["b1-l16-contiguous-float32-compiled-repeat"]
+    assert d._layout_timing(repeat, twin)[0] == "cost", "the pair alone reads as a cost"
+    reasons = d.rule_layout(run, {})
+    assert not [r for r in reasons if r.outcome == "change"], [r.message for r in reasons]
+    undecided = next(r for r in reasons if "not decided" in r.message)
+    assert repeat.case in undecided.cases
+    assert "b1-l16-noncontiguous-float32-compiled of the same shape measured no cost" in undecided.message
+    assert d.decide(run, {}).outcome != "change"

@@ -909,10 +909,13 @@ def _undecided_sides(cell: CellRecord, twin: CellRecord) -> str | None:
     return " and ".join(sides) or None
 
 
-def _layout_evidence(cell: CellRecord, twin: CellRecord | None) -> tuple[str | None, str | None, str | None]:
+def _layout_evidence(
+    cell: CellRecord, twin: CellRecord | None, timing: tuple[str, str]
+) -> tuple[str | None, str | None, str | None]:
     """(evidence of a per-call copy, what was measured without finding one, why the timing
-    decides nothing) for one cell."""
-    found, looked, undecided = [], [], None
+    decides nothing) for one cell, its warm timing judged already (``timing``: _layout_timing's,
+    _contradicted_by's after it)."""
+    found, looked = [], []
     copies = _copy_calls(cell)
     if copies is not None:
         twin_copies = _copy_calls(twin) if twin is not None else None
@@ -923,18 +926,44 @@ def _layout_evidence(cell: CellRecord, twin: CellRecord | None) -> tuple[str | N
             )
         else:
             looked.append("no extra copy op in its profile")
-    # The cells' compact warm facts (runmodel): the latest warm measurement of each.
-    if cell.warm_median_s is not None and twin is not None and twin.warm_median_s is not None:
-        unsteady = _undecided_sides(cell, twin)
-        if unsteady:
-            undecided = f"warm timing not decided: {unsteady} warm series decides nothing"
-        elif cell.warm_median_s - twin.warm_median_s > (cell.warm_iqr_s or 0.0) + (twin.warm_iqr_s or 0.0):
-            found.append(
-                f"warm median {cell.warm_median_s * 1e3:.4g} ms against {twin.warm_median_s * 1e3:.4g} ms contiguous (more than both IQRs)"
-            )
-        else:
-            looked.append("warm median within the IQRs of the contiguous cell's")
-    return ("; ".join(found) or None, "; ".join(looked) or None, undecided)
+    verdict, words = timing
+    (found if verdict == "cost" else looked if verdict == "none" else []).append(words)
+    return ("; ".join(found) or None, "; ".join(looked) or None, words if verdict == "undecided" else None)
+
+
+def _layout_timing(cell: CellRecord, twin: CellRecord | None) -> tuple[str, str]:
+    """A non-contiguous cell's warm timing against its contiguous twin's: ('cost', words) where
+    its median is slower by more than both IQRs, ('none', words) where not, ('undecided', why)
+    where either series decides nothing, ('', '') where either is not timed. The cells' compact
+    warm facts (runmodel): the latest warm measurement of each."""
+    if cell.warm_median_s is None or twin is None or twin.warm_median_s is None:
+        return "", ""
+    if unsteady := _undecided_sides(cell, twin):
+        return "undecided", f"warm timing not decided: {unsteady} warm series decides nothing"
+    if cell.warm_median_s - twin.warm_median_s > (cell.warm_iqr_s or 0.0) + (twin.warm_iqr_s or 0.0):
+        return "cost", (
+            f"warm median {cell.warm_median_s * 1e3:.4g} ms against {twin.warm_median_s * 1e3:.4g} ms contiguous (more than both IQRs)"
+        )
+    return "none", "warm median within the IQRs of the contiguous cell's"
+
+
+def _contradicted_by(timings: dict[str, tuple[str, str]], shape: dict[str, object]) -> dict[str, tuple[str, str]]:
+    """The timings of non-contiguous cells, a cost that another pair of the same shape and dtype
+    (a cache-check repeat beside its first cell) measured as none made undecided: one pair of
+    warm series, each from its own process, is no evidence of a per-call copy that the other
+    pair does not pay."""
+    none = {}
+    for case, (verdict, _) in timings.items():
+        if verdict == "none":
+            none.setdefault(shape[case], case)
+    return {
+        case: (
+            ("undecided", f"warm timing not decided: {words}, but {none[shape[case]]} of the same shape measured no cost")
+            if verdict == "cost" and shape[case] in none
+            else (verdict, words)
+        )
+        for case, (verdict, words) in timings.items()
+    }
 
 
 def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
@@ -976,11 +1005,16 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
     cite = ran.cite("noncontiguous-copy")
     measured, clean, unsteady, undocumented = [], [], [], []
     evidence, looked, undecided = [], [], []
+    fed = [c for c in passing if c.layout_achieved is not None]
+    timings = _contradicted_by(
+        {c.case: _layout_timing(c, contiguous.get(twin_key(c.planned))) for c in fed},
+        {c.case: (c.planned.batch, c.planned.length, c.planned.dtype) for c in fed},
+    )
     for c in passing:
         if c.layout_achieved is None:
             undocumented.append(c)
             continue
-        found, seen, why = _layout_evidence(c, contiguous.get(twin_key(c.planned)))
+        found, seen, why = _layout_evidence(c, contiguous.get(twin_key(c.planned)), timings[c.case])
         if found:
             measured.append(c)
             evidence.append(f"{c.case}: {found}")
