@@ -78,3 +78,16 @@ def test_the_printed_disposition_of_a_synthetic_run_says_first_that_it_is_synthe
     assert printed["synthetic"] == f"Synthetic fixture, not a measurement (evidence of nothing): {synthetic.headline}"
     assert printed["measured"] == judge_log(measured).disposition.headline
     assert "synthetic" not in printed["measured"].lower()
+
+
+def test_a_run_on_an_adapter_that_has_not_met_its_hardware_says_so_in_its_headline(tmp_path: Path) -> None:
+    """A review: a neuron run read "Suitable ... (on neuron; ...; synthetic weights)" on stdout and
+    atop its page, its fallback and compile readings from an adapter that has met a stand-in only,
+    said in the fifth note; a CI job or a pull request that shows the headline alone presented it
+    as evidence of Trainium. The headline names it, as the site's tag does; a cpu run's does not."""
+    from tests.logbuilder import write_synthetic_neuron
+
+    neuron = judge_log(write_synthetic_neuron(tmp_path / "neuron"))
+    assert "; adapter untried on hardware" in neuron.disposition.headline, neuron.disposition.headline
+    cpu = judge_log(REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl")
+    assert "adapter untried" not in cpu.disposition.headline

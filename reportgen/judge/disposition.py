@@ -163,6 +163,11 @@ def _planned_target(run: RunModel) -> str:
     return run.plan.target if run.plan else run.start.target
 
 
+# Named in a headline where the run's adapter has not met its hardware (adapter_note), as the
+# site's tag names it.
+ADAPTER_UNTRIED = "adapter untried on hardware"
+
+
 def adapter_note(run: RunModel) -> str:
     """How far the collector's adapters for the run's backends have been exercised (the planned
     target's and the one it ran on; a neuron run: a stand-in only), in words."""
@@ -652,8 +657,10 @@ def ran_on(run: RunModel) -> str:
 
 def evidence_for(run: RunModel) -> str:
     """What the run is evidence for, named in every headline: the backend, the intended
-    target, and synthetic weights where the workload says its weights are made up (or that
-    their origin is not recorded, where the log does not say)."""
+    target, an adapter that has not met the hardware (its constraint file's adapter note: the
+    neuron adapter has met a stand-in only, so its fallback and compile readings are untried),
+    and synthetic weights where the workload says its weights are made up (or that their origin
+    is not recorded, where the log does not say)."""
     intended = intended_target(run)
     where = f"on {ran_on(run)}"
     if intended is None:
@@ -662,6 +669,8 @@ def evidence_for(run: RunModel) -> str:
         where += f": evidence for {intended}"
     else:
         where += f": not evidence for {intended}"
+    if (ran := docs_for_family(_family(run))) is not None and ran.adapter_note:  # the adapter that ran
+        where += f"; {ADAPTER_UNTRIED}"
     if synthetic_weights(run):
         where += "; synthetic weights"
     elif run.plan is not None and run.plan.weights_origin is None:  # trained or made up: not known
@@ -958,7 +967,10 @@ def _contradicted_by(timings: dict[str, tuple[str, str]], shape: dict[str, objec
             none.setdefault(shape[case], case)
     return {
         case: (
-            ("undecided", f"warm timing not decided: {words}, but {none[shape[case]]} of the same shape measured no cost")
+            (
+                "undecided",
+                f"warm timing not decided: {words}, but {none[shape[case]]} of the same shape measured no cost",
+            )
             if verdict == "cost" and shape[case] in none
             else (verdict, words)
         )
