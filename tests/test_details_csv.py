@@ -199,3 +199,35 @@ def test_every_row_says_whether_the_runs_performance_acceptance_is_stopped(tmp_p
     assert [{k: v for k, v in row.items() if k != "performance_stopped"} for row in stopped.values()] == [
         {k: v for k, v in row.items() if k != "performance_stopped"} for row in explained.values()
     ]
+
+
+def test_an_untested_cells_timings_are_no_row_figures_as_the_page_and_the_index_give_none(tmp_path: Path) -> None:
+    """A review: details.csv gave warm and cold timings (and a blank stability word) to cells the
+    page calls untested (their layout not measured, in a CUDA sample run), load_cells gave them
+    with a stability word, and index.parquet left them empty: a reader filtering on
+    warm_median_s got timings of cells the report leaves out. A passing cell's timings only."""
+    import pandas as pd
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from reportgen.publish.frame import load_cells
+    from reportgen.publish.site import build_site
+    from tests.conftest import REPO
+
+    run = REPO / "sample_runs" / "tiny-encoder-cuda-20261129T225259Z-866a85"
+    case = "b1-l16-noncontiguous-float32-eager"
+    assert '"case": "' + case + '"' in (run / "events.jsonl").read_text(encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "out"), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "out" / "details.csv").open(encoding="utf-8", newline="") as stream:
+        rows = {r["case"]: r for r in csv.DictReader(stream)}
+    untested = [r for r in rows.values() if r["status"] == "untested"]
+    assert rows[case]["status"] == "untested" and len(untested) == 7
+    assert all(not r["warm_median_s"] and not r["cold_s"] and not r["warm_stability"] for r in untested)
+    passing = [r for r in rows.values() if r["status"] == "pass"]
+    assert passing and all(r["warm_median_s"] and r["warm_stability"] for r in passing)
+    cells = load_cells(run / "events.jsonl").set_index("case")
+    assert cells.loc[case, ["warm_median_s", "cold_s", "warm_stability"]].isna().all()
+    build_site([run], tmp_path / "site")
+    index = pd.read_parquet(tmp_path / "site" / "index.parquet").set_index("cell")
+    assert index.loc[case, ["warm_median_s", "cold_s"]].isna().all()

@@ -116,7 +116,9 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
     generating = {c.case for c in run.cells_with("generation")}  # their series are read from their events
     rows = []
     for cell in run.cells:
-        timed = cell.warm_median_s is not None  # the flat warm facts are the last warm series'
+        # The flat warm facts are the last warm series'; a passing cell's only, as details.csv,
+        # the page and index.parquet give them (an untested or failing cell's count for nothing).
+        timed = cell.warm_median_s is not None and cell.status == "pass"
         planned = cell.planned
         rows.append(
             {
@@ -135,8 +137,8 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
                 "fallback_ops": len(cell.fallback_items) if cell.fallback_status == "measured" else None,
                 "graph_breaks": len(cell.graph_break_reasons) if cell.compiled else None,
                 "recompile_limit_hit": cell.recompile_limit_hit,
-                "cold_s": cell.cold_s,
-                "warm_median_s": cell.warm_median_s,
+                "cold_s": cell.cold_s if cell.status == "pass" else None,
+                "warm_median_s": cell.warm_median_s if timed else None,
                 "warm_iqr_s": cell.warm_iqr_s if timed else None,
                 "warm_stability": stability_word(
                     cell.warm_samples,

@@ -117,7 +117,8 @@ def detail_rows(
     """One flat row per planned cell (DETAIL_COLUMNS): the full table behind a capped report.
 
     ``log_line`` is the line of the cell's case_result (empty for an untested cell), which
-    holds the mismatch figures; the times come from the cell's timing event, each beside its
+    holds the mismatch figures; the times (of a passing cell only: an untested or failing cell's
+    figures count for nothing and stay in its log) come from the cell's timing event, each beside its
     scope: the cold call's cache condition, and the warm series' stability as the judge
     classified it (``stability``: case -> 'stable', 'unstable' or 'unclassified'; only a stable
     median decides anything), a generation cell's two warm series as the judge gives them
@@ -140,6 +141,10 @@ def detail_row(
 ) -> tuple[Any, ...]:
     """One cell's row of DETAIL_COLUMNS (see ``detail_rows``)."""
     p = c.planned
+    # A passing cell's timings only, as the page and index.parquet give them: a cell the judge
+    # calls untested (its layout not measured) or failing has none that counts (the log keeps them).
+    cold = c.cold_s if c.status == "pass" else None
+    warm = c.warm_median_s if c.status == "pass" else None
     return (
         p.case,
         p.batch,
@@ -151,10 +156,10 @@ def detail_row(
         c.mismatched,
         c.total,
         c.max_abs,
-        c.cold_s,
-        c.cold_condition if c.cold_s is not None else None,
-        c.warm_median_s,
-        stability if c.warm_median_s is not None else None,
+        cold,
+        c.cold_condition if cold is not None else None,
+        warm,
+        stability if warm is not None else None,
         *(series or (None, None, None, None)),
         ";".join(c.timing_layout_missed),
         c.peak_device_bytes,
