@@ -6,6 +6,7 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 from reportgen.publish.files import copy_run_files
 from reportgen.publish.site import build_site
@@ -116,3 +117,92 @@ def test_a_report_says_its_traces_are_as_logged_and_not_checked(tmp_path: Path) 
     html = page.read_text(encoding="utf-8")
     assert "Traces as the log lists them" in html and "not checked against the run folder here" not in html
     assert "not copied" in html, "the site's files table says why the missing traces are not there"
+
+
+def _listed(log: Path, entries: list[dict[str, object]]) -> None:
+    """The log's first profile event lists ``entries`` as its traces."""
+    lines = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        if event["kind"] == "profile" and entries:
+            event["traces"], entries = entries, []
+        lines.append(json.dumps(event))
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_trace_a_browser_would_run_as_a_page_is_copied_under_an_inert_name(tmp_path: Path) -> None:
+    """A review: a run folder's traces/evil.html, listed as a trace with its sha256, validated and
+    was copied as it was into the site and linked from the run page: served from the site's own
+    origin as text/html (a local server, or `reportgen publish` by its ending), its script ran
+    outside the pages' content security policy. Its copy now ends in .bin; a JSON trace keeps its name."""
+    log = _copy_run(tmp_path)
+    page = b"<script>document.title='XSS'</script>"
+    for name in ("evil.html", "evil.svg", "b.JSON"):
+        (log.parent / "traces" / name).write_bytes(page)
+    digest = hashlib.sha256(page).hexdigest()
+    _listed(
+        log,
+        [
+            {"path": f"traces/{name}", "kind": "chrome_trace", "bytes": len(page), "sha256": digest}
+            for name in ("evil.html", "evil.svg", "b.JSON")
+        ],
+    )
+    files, written = copy_run_files(judge_log(log), tmp_path / "page")
+    names = sorted(p.name for p in written if p.parent.name == "traces")
+    assert names == ["b.JSON", "evil.html.bin", "evil.svg.bin"], names
+    links = {f.href for f in files if f.label.startswith("Trace")}
+    assert links == {"traces/b.JSON", "traces/evil.html.bin", "traces/evil.svg.bin"}
+    assert not list((tmp_path / "page" / "traces").glob("*.html"))
+
+
+def test_a_file_listed_as_many_traces_is_copied_once_and_all_copies_are_capped(tmp_path: Path) -> None:
+    """A review: a sparse 20 MB file (nothing on disk) listed 200 times made `reportgen site` write
+    4 GB of dense copies in 51 s from a 31 KB archive (a cap per trace only). Each file is copied
+    once, linked from every entry naming it, and a run's copies together stay within their cap."""
+    log = _copy_run(tmp_path)
+    sparse = log.parent / "traces" / "big.json"
+    with open(sparse, "wb") as stream:
+        stream.truncate(3_000_000)
+    digest = hashlib.sha256(sparse.read_bytes()).hexdigest()
+    entry = {"path": "traces/big.json", "kind": "chrome_trace", "bytes": 3_000_000, "sha256": digest}
+    _listed(log, [dict(entry) for _ in range(50)])
+    files, written = copy_run_files(judge_log(log), tmp_path / "page")
+    assert [p.name for p in written if p.parent.name == "traces"] == ["big.json"]
+    traces = [f for f in files if f.label.startswith("Trace")]
+    assert len(traces) == 50 and {f.href for f in traces} == {"traces/big.json"}
+    # Other files past what a run may copy are named, not copied.
+    others = []
+    for n in range(4):
+        path = log.parent / "traces" / f"other{n}.json"
+        with open(path, "wb") as stream:
+            stream.truncate(3_000_000 + n)
+        others.append(
+            {
+                "path": f"traces/{path.name}",
+                "kind": "chrome_trace",
+                "bytes": 3_000_000 + n,
+                "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            }
+        )
+    _listed(log, others)
+    files, written = copy_run_files(judge_log(log), tmp_path / "capped", run_cap=7_000_000)
+    assert sorted(p.name for p in written if p.parent.name == "traces") == ["other0.json", "other1.json"]
+    refused = [f for f in files if f.label.startswith("Trace") and not f.href]
+    assert len(refused) == 2 and all("would take the traces copied over their cap" in f.note for f in refused)
+
+
+def test_a_site_build_copies_traces_within_one_cap_for_all_its_runs(tmp_path: Path, monkeypatch: Any) -> None:
+    """Each run's cap alone would let many runs of sparse traces fill a disk: a build's copies of
+    all runs together stay within SITE_TRACES_CAP_BYTES, and a trace past it is named on its page."""
+    import reportgen.publish.site as site
+
+    traced = [p.parent for p in sorted((REPO / "sample_runs").glob("*/events.jsonl")) if (p.parent / "traces").is_dir()]
+    for run in traced[:2]:
+        shutil.copytree(run, tmp_path / "runs" / run.name)
+    first = next((traced[0] / "traces").iterdir()).stat().st_size
+    monkeypatch.setattr(site, "SITE_TRACES_CAP_BYTES", first + 1)
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    copied = list((tmp_path / "site" / "runs").glob("*/traces/*"))
+    assert len(copied) == 1, copied
+    pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "site" / "runs").glob("*/index.html"))
+    assert "would take the traces copied over their cap" in pages

@@ -961,7 +961,7 @@ def _contradicted_by(timings: dict[str, tuple[str, str]], shape: dict[str, objec
     (a cache-check repeat beside its first cell) measured as none made undecided: one pair of
     warm series, each from its own process, is no evidence of a per-call copy that the other
     pair does not pay."""
-    none = {}
+    none: dict[object, str] = {}
     for case, (verdict, _) in timings.items():
         if verdict == "none":
             none.setdefault(shape[case], case)

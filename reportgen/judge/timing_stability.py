@@ -310,7 +310,7 @@ def generation_wait_unread(timing: ev.GenerationTiming | None) -> bool:
     shorter than the scheduler tick reads none, UNREAD_WAIT): as a timed cell's warm_wait_unread,
     its series are then not classified."""
     host = timing.host if timing is not None else None
-    return bool(host) and "cpu_wait_s" in host and generation_waited(timing) is None
+    return isinstance(host, dict) and "cpu_wait_s" in host and generation_waited(timing) is None
 
 
 def generation_attempts(timing: ev.GenerationTiming | None) -> int:

@@ -18,8 +18,16 @@ from reportgen.render.report import JudgedRun
 from reportgen.render.templating import write_bytes_if_changed
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, LOG_LIMIT_OPTION, read_bounded
 
-TRACE_CAP_BYTES = 25 * 1024 * 1024
+TRACE_CAP_BYTES = 25 * 1024 * 1024  # one trace
+RUN_TRACES_CAP_BYTES = 200 * 1024 * 1024  # all the traces one run page copies
+SITE_TRACES_CAP_BYTES = 2 * 1024 * 1024 * 1024  # all the traces one site build copies (publish/site.py)
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+# The endings a copied trace keeps: types a browser or an object store serves as data, never as
+# a page or a script (a profiler writes JSON, gzip, protobuf and Neuron's binaries). Any other
+# name gets INERT appended: a file logged as a trace named evil.html or .svg would otherwise be
+# served as a page of the site's own origin, outside its pages' content security policy.
+TRACE_ENDINGS = frozenset({".json", ".gz", ".pb", ".ntff", ".neff", ".txt", ".csv", ".log", ".bin"})
+INERT = ".bin"
 
 
 @dataclass(frozen=True)
@@ -37,9 +45,14 @@ def copy_run_files(
     trace_cap: int = TRACE_CAP_BYTES,
     root: Path | None = None,
     max_bytes: int = DEFAULT_MAX_LOG_BYTES,
+    run_cap: int = RUN_TRACES_CAP_BYTES,
 ) -> tuple[list[RunFile], list[Path]]:
     """Copy the log and its traces beside the page; return the links to show and what was written.
 
+    Each file is copied once, however many trace entries name it, each within ``trace_cap`` and
+    all within ``run_cap`` (a sparse file of a few bytes on disk, listed many times, would
+    otherwise be written out in full again and again); a name whose ending a browser could serve
+    as a page or a script gets INERT appended (TRACE_ENDINGS).
     Nothing is written outside ``root`` (the site's output folder; default: page_dir). The log is
     read again as every log is read: a regular file within ``max_bytes`` (one swapped since it
     was judged for a FIFO, a device or a larger file is refused, NotReadable, never waited on)."""
@@ -59,31 +72,56 @@ def copy_run_files(
     files.append(RunFile("Event log", "events.jsonl", f"{len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}"))
     run_dir = log.resolve().parent
     used: dict[str, int] = {}  # names taken, each with the last number given to a trace of that name
+    copied: dict[Path, tuple[str, str]] = {}  # each file copied once, however many entries name it
+    left = run_cap
     for cell in judged.run.cells:
         for profile in cell.profiles:
             for trace in profile.traces:
-                link, why = _copy_trace(
-                    run_dir, trace.path, trace.bytes, trace.sha256, page_dir, used, trace_cap, root or page_dir
-                )
                 label = f"Trace of {cell.case} ({trace.kind})"
+                found = _trace_source(run_dir, trace.path)
+                if isinstance(found, str):
+                    files.append(RunFile(label, "", found))
+                    continue
+                if found in copied:
+                    files.append(RunFile(label, *copied[found]))
+                    continue
+                if trace.bytes > left:
+                    files.append(RunFile(label, "", _over_cap(trace.bytes, trace.sha256)))
+                    continue
+                link, why = _copy_trace(
+                    found, trace.path, trace.bytes, trace.sha256, page_dir, used, trace_cap, root or page_dir
+                )
                 if link:
                     written.append(page_dir / link)
+                    copied[found] = (link, why)
+                    left -= trace.bytes
                 files.append(RunFile(label, link, why))
     return files, written
 
 
+def _over_cap(size: int, sha256: str) -> str:
+    return (
+        f"not copied: {size / 1e6:.1f} MB more would take the traces copied over their cap (at most "
+        f"{RUN_TRACES_CAP_BYTES / 1e6:.0f} MB a run, {SITE_TRACES_CAP_BYTES / 1e9:.1f} GB a site build); sha256 {sha256}"
+    )
+
+
+def _trace_source(run_dir: Path, logged: str) -> Path | str:
+    """The regular file inside the run folder that a trace entry names, or why there is none."""
+    try:
+        resolved = (run_dir / logged).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return f"not copied: {logged} is not in the run folder"
+    if not resolved.is_relative_to(run_dir) or not resolved.is_file():
+        return f"not copied: {logged} is not a regular file inside the run folder"
+    return resolved
+
+
 def _copy_trace(
-    run_dir: Path, logged: str, size: int, sha256: str, page_dir: Path, used: dict[str, int], cap: int, root: Path
+    resolved: Path, logged: str, size: int, sha256: str, page_dir: Path, used: dict[str, int], cap: int, root: Path
 ) -> tuple[str, str]:
     if size > cap:
         return "", f"not copied: {size / 1e6:.1f} MB is over the {cap / 1e6:.0f} MB cap; sha256 {sha256}"
-    source = run_dir / logged
-    try:
-        resolved = source.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return "", f"not copied: {logged} is not in the run folder"
-    if not resolved.is_relative_to(run_dir) or not resolved.is_file():
-        return "", f"not copied: {logged} is not a regular file inside the run folder"
     data = resolved.read_bytes() if resolved.stat().st_size <= cap else b""
     if hashlib.sha256(data).hexdigest() != sha256:
         return "", f"not copied: {logged} no longer has the sha256 the log recorded"
@@ -91,6 +129,8 @@ def _copy_trace(
     # system takes), numbered when another trace took it: traces of many cells may share one
     # name in folders of their own.
     base = _SAFE_NAME.sub("-", Path(logged).name)[-100:].strip("-.") or "trace"
+    if Path(base).suffix.lower() not in TRACE_ENDINGS:
+        base += INERT
     name, number = base, used.get(base, 1)
     while name in used:
         number += 1

@@ -69,7 +69,7 @@ from reportgen.render.report import (
     render_report,
 )
 from reportgen.model.runmodel import STATUS_ORDER
-from reportgen.publish.files import copy_run_files
+from reportgen.publish.files import RUN_TRACES_CAP_BYTES, SITE_TRACES_CAP_BYTES, copy_run_files
 from reportgen.publish.cell_index import INDEX_NAME as CELL_INDEX, write_cell_index
 from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import VERSION_KEYS, RunSummary, slug, summarize
@@ -1098,6 +1098,7 @@ def _render_runs(
     the last build rendered, by slug), written as each is rendered, and the judged run let go
     then (a first build of many runs holds no page, only the judged runs not yet rendered); a
     run that fails is dropped, its page folder removed."""
+    traces_left = SITE_TRACES_CAP_BYTES  # what this build may still copy of traces, all runs together
     for entry in list(entries):
         judged, entry.judged = entry.judged, None
         if judged is None:
@@ -1106,7 +1107,10 @@ def _render_runs(
             continue
         page_dir = out_dir / "runs" / entry.summary.slug
         try:
-            files, copied = copy_run_files(judged, page_dir, root=out_dir, max_bytes=max_bytes)
+            files, copied = copy_run_files(
+                judged, page_dir, root=out_dir, max_bytes=max_bytes, run_cap=min(RUN_TRACES_CAP_BYTES, traces_left)
+            )
+            traces_left -= sum(path.stat().st_size for path in copied if path.parent.name == "traces")
             result.written += copied
             pages = render_report(
                 judged,
