@@ -146,6 +146,7 @@ def test_a_decode_series_whose_repetitions_ran_at_two_speeds_reads_unstable() ->
         generation_waited=None,
         generation_before=None,
         generation_repetitions=10,
+        generation_wait_unread=False,
     )
     assert dict(_series(cell, "decode_token"))["stability"] == "unstable"  # type: ignore[arg-type]
 

@@ -229,7 +229,7 @@ def test_a_plan_that_names_its_target_by_an_alias_shares_the_backends_history(tm
     assert "trainium (ran on" not in text and "planned for trainium" in text
     assert (
         "not evidence for trainium" not in text
-        and "(on neuron: evidence for trainium; weights origin not recorded)" in text
+        and "(on neuron: evidence for trainium; adapter untried on hardware; weights origin not recorded)" in text
     )
     index = _text((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
     assert "Runs per target: neuron 2 " in index and "a run exists" in index, index
