@@ -204,3 +204,57 @@ def test_a_throughput_of_fewer_repetitions_than_the_classifier_needs_decides_not
     assert decode and all(t["ratio"] < 1 for t in decode), "each step is faster"
     assert all(not t["verdict"].endswith(("faster", "slower")) for t in decode), decode
     assert all(any("repetitions' decode times (tokens/s)" in f for f in t["flags"]) for t in decode)
+
+
+def test_a_copy_of_a_run_whose_samples_bunch_now_and_then_is_still_a_copy() -> None:
+    """A review: a CPU run of README's first plan (200 warm repetitions) repeats 2 to 17 of its
+    values in every cell, though its timer resolves far finer: the copy rule, which took a series
+    with any repeated value for a coarse timer's, checked no cell, and the run copied under
+    another id read 'no clear change' (both gates passed), and as a replicate of each side turned
+    'no clear difference' into '8 slower' (exit 3). A series of mostly distinct values tells a
+    copy; one of a few values again and again (a coarse timer) still does not."""
+    from reportgen.judge.identity import copied_run
+
+    cells = {}
+    for line in (SAMPLE / "events.jsonl").read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        if event["kind"] == "timing" and event.get("warm"):
+            samples = list(event["warm"]["samples_s"])
+            samples[1], samples[3] = samples[0], samples[2]  # two values drawn twice, as a fine timer bunches
+            cells[event["case"]] = samples
+    assert cells and all(len(set(s)) < len(s) for s in cells.values())
+    rounded = {case: [float(f"{x:.7g}") for x in s] for case, s in cells.items()}
+    for copy in (cells, rounded):
+        found = copied_run([("measured", cells), ("copied-run", copy)], whole_run=False)
+        assert found is not None and found.startswith("copied-run holds the same warm samples as measured")
+        assert f"in {len(cells)} of its {len(cells)} timed cells" in found and "mostly distinct" in found
+    # Two runs on a coarse clock: a few values each, drawn alike; no copy.
+    ticks = {case: [1e-4] * (len(s) - 2) + [2e-4, 3e-4] for case, s in cells.items()}
+    assert copied_run([("a", ticks), ("b", ticks)], whole_run=False) is None
+
+
+def test_a_flag_of_a_sides_first_run_names_that_run_where_the_side_has_replicates(tmp_path: Path) -> None:
+    """A review: with replicates, the first run's flag read '(after)', as if the whole side were
+    unstable, while each further run's read '(after replicate <id>)'. It names its run; with one
+    run a side, the side alone. And the ratio table says it counts the cells whose timing was
+    compared (it said 'cells that passed in both runs: 0 cells' where 8 had passed)."""
+    slow = "b1-l16-contiguous-float32-eager"
+
+    def run(name: str, seed: int, bimodal: bool) -> Path:
+        events = timing_log(name, seed=seed)
+        if bimodal:
+            for event in events:
+                if event["kind"] == "timing" and event["case"] == slow:
+                    samples = event["warm"]["samples_s"]
+                    event["warm"] = _warm([x * (3 if i % 2 else 1) for i, x in enumerate(samples)])
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run(f"b{n}", n, False) for n in range(2)]
+    after = [run("a0", 50, True), run("a1", 51, False)]
+    text = RUNNER.invoke(main, ["diff", *_sides(before, after)]).output
+    line = next(x for x in text.splitlines() if x.strip().startswith(slow + ":"))
+    assert "(after run a0)]" in line and "(after)]" not in line, line
+    assert "cells that passed in both runs with their timing compared:" in text
+    one = RUNNER.invoke(main, ["diff", str(before[0]), str(after[0])]).output
+    line = next(x for x in one.splitlines() if x.strip().startswith(slow + ":"))
+    assert "(after)]" in line and "after run" not in line, line
