@@ -252,9 +252,12 @@ def timing_flags(
     series: str = "",
     waits: tuple[Sequence[object | None], Sequence[object | None]] | None = None,
     recordable: tuple[Sequence[bool], Sequence[bool]] | None = None,
+    labels: tuple[str, str] = ("before", "after"),
 ) -> list[str]:
     """Why a ratio must not be read as a performance result on its own (``series``: the ratio of
-    that generation series, GenerationTiming's field, instead of the cell's warm series)."""
+    that generation series, GenerationTiming's field, instead of the cell's warm series).
+    ``labels``: how a flag of ``old``'s or ``new``'s own names its run (a side of replicates
+    names its first run, as its further runs' flags name theirs)."""
     flags = []
     if where(before) != where(after):  # a planned target, or the backend it ran on, changed
         flags.append(
@@ -271,16 +274,16 @@ def timing_flags(
         recordable = ([wait_recordable(before.schema_version)], [wait_recordable(after.schema_version)])
     if flag := wait_flag(*waits, ("before", "after"), recordable):
         flags.append(flag)
-    hit = [which for which, cell in (("before", old), ("after", new)) if cell.recompile_limit]
+    hit = [which for which, cell in zip(labels, (old, new)) if cell.recompile_limit]
     if hit:  # as `reportgen compare` flags it: the compiled cell may have run eager
         flags.append(f"recompile limit hit ({' and '.join(hit)})")
-    fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
+    fell = [which for which, cell in zip(labels, (old, new)) if cell.cpu_fallback]
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
-    missed = [which for which, cell in (("before", old), ("after", new)) if "warm" in cell.layout_missed]
+    missed = [which for which, cell in zip(labels, (old, new)) if "warm" in cell.layout_missed]
     if missed and not series:  # the figure is of other inputs than the cell's (the run's report flags it)
         flags.append(f"{LAYOUT_MISSED} ({' and '.join(missed)})")
-    for which, cell in (("before", old), ("after", new)):
+    for which, cell in zip(labels, (old, new)):
         flag = (
             series_flag(
                 cell.generation.get(series),
@@ -338,6 +341,10 @@ def _replicates_flags(case: str, more: Sequence[RunSummary], which: str) -> list
     ]
     words = {"CPU fallback": "includes CPU fallback"}
     return [f"{words.get(what, what)} ({which} replicate {', '.join(ids)})" for what, ids in replicate_caveats(runs)]
+
+
+def _first_label(role: str, side: Sequence[RunSummary]) -> str:
+    return f"{role} run {side[0].run_id}" if len(side) > 1 else role
 
 
 class DiffRefused(ValueError):
@@ -1050,6 +1057,12 @@ class _Cells:
         self.result, self.befores, self.afters, self.other = result, befores, afters, other
         # The settings whose change, if any, every ratio carries already (result.timing_unlike).
         self.run_wide = run_wide
+        # How a flag of a side's first run names it: by the side alone, or by its run id where the
+        # side has replicates (their flags name theirs: 'after replicate <id>').
+        self.first_labels = (
+            _first_label("before", befores),
+            _first_label("after", afters),
+        )
         self.timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
         self.declared_inputs = 0  # cells whose inputs are the same by declaration only
         # Why the run-wide saved reference outputs are not known to be the same, or None.
@@ -1176,7 +1189,16 @@ class _Cells:
         waits = (_waits(self.befores, case, series), _waits(self.afters, case, series))
         recordable = tuple([wait_recordable(r.schema_version) for r in side] for side in (self.befores, self.afters))
         flags = (
-            timing_flags(self.befores[0], self.afters[0], old, new, series, waits, (recordable[0], recordable[1]))
+            timing_flags(
+                self.befores[0],
+                self.afters[0],
+                old,
+                new,
+                series,
+                waits,
+                (recordable[0], recordable[1]),
+                self.first_labels,
+            )
             + result.timing_unlike
         )
         # The settings the cell's loops ran under, every run's: threads changed for this cell alone
@@ -1378,7 +1400,7 @@ def format_diff(diff: RunDiff) -> str:
     if diff.geomean is not None or diff.geomean_unpooled:
         lines.append(f"geometric mean: {diff.geomean_line}")
     lines.append(
-        f"warm time ratio (after / before: estimated from both runs' samples where the timing decides, not the ratio of the medians shown; where it decides nothing, the medians' ratio), cells that passed in both runs: {diff.timings_counted}"
+        f"warm time ratio (after / before: estimated from both runs' samples where the timing decides, not the ratio of the medians shown; where it decides nothing, the medians' ratio), cells that passed in both runs with their timing compared: {diff.timings_counted}"
     )
     lines += [
         f"  {t.name}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio_shown()}{_interval_text(t)}): {t.verdict}"
