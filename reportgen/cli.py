@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -1245,7 +1246,7 @@ Example:
 @click.option(
     "--write-revised",
     type=WritePath(dir_okay=False),
-    help="Write the revised plan here (when one is needed). An existing regular file other than the plan is replaced; the plan itself, a link, folder, device or FIFO is refused (never written through).",
+    help="Write the revised plan here (when one is needed): a new file, or a revised plan plan-check wrote before, which is replaced. Any other file (the plan itself, its workload module, the inspection log), a link, folder, device or FIFO is refused (never written through).",
 )
 @click.option(
     "--inspection",
@@ -1266,6 +1267,15 @@ def plan_check(
         # Replacing it would lose the owner's plan (its comments and values) to the proposals.
         echo(
             f"reportgen plan-check: --write-revised {shown(write_revised)} is the plan under review: name another file",
+            err=True,
+        )
+        sys.exit(2)
+    if write_revised is not None and _owners_file(write_revised):
+        # The workload module, the inspection log or any file of the owner's: replacing it with
+        # the revised plan would lose it.
+        echo(
+            f"reportgen plan-check: --write-revised {shown(write_revised)} exists and is not a plan that plan-check "
+            "revised (it would be replaced): name a new file, or move it away first",
             err=True,
         )
         sys.exit(2)
@@ -1320,6 +1330,22 @@ def plan_check(
                 where = f" ({finding.key})" if finding.key else ""
                 echo(f"  not revised, for the owner to write: {finding.title}{where}", err=True)
     sys.exit(plancheck.EXIT_CODES[review.classification])
+
+
+def _owners_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (not a link) other than a revised plan that plan-check
+    wrote (judge/plancheck.write_revised's first line), which a later review may replace; what
+    is no regular file is refused where it is written."""
+    from reportgen.storage.local import NotReadable, read_bounded
+
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        return not read_bounded(path, 1 << 20).startswith(b"# Revised by `reportgen plan-check")
+    except FileNotFoundError:
+        return False
+    except (NotReadable, OSError):
+        return True
 
 
 if __name__ == "__main__":  # `python -m reportgen.cli ...` runs the command, as `python -m reportgen` does

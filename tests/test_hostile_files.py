@@ -285,12 +285,14 @@ def test_a_revised_plan_replaces_only_a_regular_file(tmp_path: Path, make) -> No
 
 
 def test_a_revised_plan_replaces_a_regular_file_whole(tmp_path: Path) -> None:
-    out = tmp_path / "revised.toml"
-    out.write_text("old\n", encoding="utf-8")
+    out = tmp_path / "revised.toml"  # a revision plan-check wrote before (it replaces no other file)
+    out.write_text("# Revised by `reportgen plan-check --target neuron` from an older plan.\nold\n", encoding="utf-8")
     out.chmod(0o640)
     args = ["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--target", "neuron", "--write-revised", out]
     assert invoke(args).code == 3
-    assert out.read_text(encoding="utf-8").startswith("# Revised by `reportgen plan-check")
+    assert out.read_text(encoding="utf-8").startswith(
+        '# Revised by `reportgen plan-check --target neuron` from "scenario'
+    )
     assert oct(out.stat().st_mode & 0o777) == oct(0o640)
     assert [p.name for p in tmp_path.iterdir()] == ["revised.toml"]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import json
 import os
 import tomllib
@@ -175,6 +177,31 @@ def test_a_revised_plan_that_cannot_be_written_is_one_line(tmp_path: Path) -> No
         "make it first, or name a file in another"
     ]
     assert result.stdout == "" and not out.parent.exists()
+
+
+def test_a_revised_plan_replaces_no_file_of_the_owners(tmp_path: Path) -> None:
+    """A review: `--write-revised tiny_encoder.py` replaced the plan's own workload module with
+    TOML (the review then said the module defines nothing), and `--write-revised insp.jsonl` the
+    inspection log it read. A file that exists is replaced only where plan-check revised it."""
+    module = tmp_path / "tiny_encoder.py"
+    module.write_bytes((WORKLOADS / "tiny_encoder.py").read_bytes())
+    plan = tmp_path / "plan.toml"
+    text = (PLANS / "scenario_a.toml").read_text(encoding="utf-8")
+    plan.write_text(re.sub(r'module = "[^"]*"', 'module = "tiny_encoder.py"', text), encoding="utf-8")
+    before = module.read_bytes()
+    args = ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(module)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr.splitlines() == [
+        f"reportgen plan-check: --write-revised {module} exists and is not a plan that plan-check revised "
+        "(it would be replaced): name a new file, or move it away first"
+    ]
+    assert module.read_bytes() == before
+    # A plan it revised before is replaced by the new revision, as before.
+    out = tmp_path / "revised.toml"
+    for _ in range(2):
+        result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(out)])
+        assert result.exit_code == 3 and f"wrote {out}" in result.stderr, result.output
 
 
 @pytest.mark.slow
