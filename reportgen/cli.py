@@ -697,7 +697,7 @@ Example:
     "out_dir",
     required=True,
     type=WritePath(file_okay=False),
-    help="Directory the site is written to.",
+    help="Directory the site is written to: a new or empty one, one a reportgen command wrote, or one whose files the site does not replace (index.html, index.csv, index.json, index.parquet, runs/, workloads/, comparisons/, campaigns/, assets/) and that holds no run log but those given as RUNS.",
 )
 @click.option(
     "--config",
@@ -765,6 +765,8 @@ def site(
                 f"{', '.join(f'{name}/' for name in SITE_FOLDERS)} do not hold RUNS",
                 param_hint="--out",
             )
+    if (foreign := _foreign_output(out_dir, [Path(w) for w in runs if isinstance(w, Path)])) is not None:
+        raise click.BadParameter(foreign, param_hint="--out")
     from reportgen.storage.local import OutputBusy, output_lock
 
     try:
@@ -1330,6 +1332,58 @@ def plan_check(
                 where = f" ({finding.key})" if finding.key else ""
                 echo(f"  not revised, for the owner to write: {finding.title}{where}", err=True)
     sys.exit(plancheck.EXIT_CODES[review.classification])
+
+
+# The names a site writes at the top of its folder, beside SITE_FOLDERS (publish/site.py).
+SITE_FILES = ("index.html", "index.csv", "index.json", "index.parquet")
+# How many entries of a folder that holds no site are looked through for a run log.
+MOST_LOOKED_AT = 20_000
+
+
+def _foreign_output(out_dir: Path, runs: list[Path]) -> str | None:
+    """Why a build may not write into ``out_dir`` (None where it may): a folder that reportgen
+    never wrote (no state file, no lock file: a build that failed part-way leaves its lock) but
+    that holds files the site would replace (index.html, runs/, ...), or run logs that are not
+    in ``runs`` (a Pages root may hold the runs it is built from), which the site's state file
+    would then mark as its copies: validate and later builds would skip the user's own runs.
+    A link there is left to the checks that refuse to write through it."""
+    from reportgen.storage import SITE_STATE_NAME
+    from reportgen.storage.local import LOCK_NAME, shown
+
+    if not out_dir.is_dir() or any(os.path.lexists(out_dir / name) for name in (SITE_STATE_NAME, LOCK_NAME)):
+        return None
+    taken = sorted(
+        name
+        for name in os.listdir(out_dir)
+        if (name in SITE_FILES or name in SITE_FOLDERS or re.fullmatch(r"index-rows-[0-9a-f]{10}\.js", name))
+        and not os.path.islink(out_dir / name)
+    )
+    if taken:
+        more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
+        return (
+            f"{shown(out_dir)} holds {taken[0]}{more}, which the site would replace, and no site reportgen "
+            "built: give --out an empty or new folder"
+        )
+    given = [os.path.realpath(w).rstrip(os.sep) + (os.sep if w.is_dir() else "") for w in runs]
+    looked = 0
+    for folder, dirs, names in os.walk(out_dir):
+        for name in names:
+            path = os.path.join(folder, name)
+            real = os.path.realpath(path)
+            if (
+                name.endswith(".jsonl")
+                and os.path.isfile(path)
+                and not any(real == g or (g.endswith(os.sep) and real.startswith(g)) for g in given)
+            ):
+                return (
+                    f"{shown(out_dir)} holds run logs ({shown(Path(path))}, ...): a site written there would take "
+                    "them for its own copies and later builds and validate would skip them; give --out a "
+                    "folder outside your runs"
+                )
+        looked += len(names) + len(dirs)
+        if looked > MOST_LOOKED_AT:
+            break
+    return None
 
 
 def _owners_file(path: Path) -> bool:

@@ -180,3 +180,32 @@ def test_a_misspelled_key_of_a_site_configuration_or_an_annotation_names_the_key
     with pytest.raises(AnnotationError) as note_error:
         parse_annotations('[[explain]]\ncases = "b1-*"\nexplanation = "x"\nreasn = "y"\n', "annotations.toml")
     assert str(note_error.value) == "annotations.toml:1: [[explain]] #1 reasn: unknown key; did you mean 'reason'?"
+
+
+def test_a_site_is_not_written_over_a_users_files_or_runs(tmp_path: Path) -> None:
+    """A review: `site X --out myruns` (the arguments swapped) wrote a site into a folder of runs,
+    after which validate and every later build skipped those runs as 'copies' of a site; and
+    `site X --out proj` replaced the user's own proj/index.html without a word. A folder no
+    reportgen command wrote is refused where it holds either, before anything is written."""
+    myruns = tmp_path / "myruns"
+    shutil.copytree(RUN, myruns / RUN.name)
+    before = sorted(p.relative_to(myruns) for p in myruns.rglob("*"))
+    result = invoke(["site", RUN, "--out", myruns])
+    assert result.code == 2, result.output
+    line = result.line_with("holds run logs")
+    assert f"{myruns} holds run logs ({myruns / RUN.name / 'events.jsonl'}, ...)" in line
+    assert sorted(p.relative_to(myruns) for p in myruns.rglob("*")) == before
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "index.html").write_text("<h1>my page</h1>\n", encoding="utf-8")
+    (proj / "CNAME").write_text("runs.example.org\n", encoding="utf-8")
+    result = invoke(["site", RUN, "--out", proj])
+    assert result.code == 2, result.output
+    assert f"{proj} holds index.html, which the site would replace, and no site reportgen built" in result.line_with(
+        "which the site would replace"
+    )
+    assert sorted(p.name for p in proj.iterdir()) == ["CNAME", "index.html"]
+    (proj / "index.html").unlink()
+    assert invoke(["site", RUN, "--out", proj]).code == 0, "a folder of other files takes a site"
+    assert (proj / "CNAME").read_text(encoding="utf-8") == "runs.example.org\n"
+    assert invoke(["site", RUN, "--out", proj]).code == 0, "and a site it built is built again"

@@ -53,6 +53,14 @@ def test_site_says_the_logs_it_left_out_lie_inside_out(tmp_path: Path) -> None:
     (runs / "elsewhere").symlink_to(out_dir)
     result = invoke(["site", runs, "--out", out_dir, "--follow-symlinks"])
     assert result.code == 2, result.output
+    # An --out that holds run logs, and no site reportgen built, is refused before any search.
+    line = result.line_with("holds run logs")
+    assert f"{out_dir} holds run logs ({out_dir}/run-a/events.jsonl, ...)" in line, line
+    assert "give --out a folder outside your runs" in line
+    # Once a site was built there, the output folder is still never searched.
+    (out_dir / ".reportgen-lock").touch()
+    result = invoke(["site", runs, "--out", out_dir, "--follow-symlinks"])
+    assert result.code == 2, result.output
     line = result.line_with("no run log")
     assert f"outside --out {out_dir}" in line and "never searched" in line, line
 
