@@ -832,7 +832,12 @@ def _build_site(
         where = ", ".join(map(shown, runs))
         if exc.output_met:
             where += f" outside --out {shown(out_dir)} (the output folder is never searched for logs: give --out a folder outside RUNS)"
-        echo(f"reportgen site: no run log (*.jsonl) in {where}; nothing written", err=True)
+        none = (
+            f"no run log (*.jsonl) read in {where}: each entry found was skipped (listed above)"
+            if exc.skipped
+            else f"no run log (*.jsonl) in {where}"
+        )
+        echo(f"reportgen site: {none}; nothing written", err=True)
         # Entries skipped (a FIFO, a file over --max-log-size): inputs not read, as a skipped log
         # among others is (1). Nothing there at all: the RUNS given were wrong, as validate says (2).
         sys.exit(1 if exc.skipped else 2)

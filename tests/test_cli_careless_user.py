@@ -209,3 +209,15 @@ def test_a_site_is_not_written_over_a_users_files_or_runs(tmp_path: Path) -> Non
     assert invoke(["site", RUN, "--out", proj]).code == 0, "a folder of other files takes a site"
     assert (proj / "CNAME").read_text(encoding="utf-8") == "runs.example.org\n"
     assert invoke(["site", RUN, "--out", proj]).code == 0, "and a site it built is built again"
+
+
+def test_a_site_whose_every_log_was_skipped_does_not_say_there_was_none(tmp_path: Path) -> None:
+    """A review: with --max-log-size below every log's size, site listed each log as skipped, then
+    said 'no run log (*.jsonl) in runs': there were two. It says each was skipped; exit 1."""
+    runs = tmp_path / "runs"
+    shutil.copytree(RUN, runs / RUN.name)
+    result = invoke(["site", runs, "--out", tmp_path / "site", "--max-log-size", "10K"])
+    assert result.code == 1, result.output
+    assert "larger than the limit" in result.output
+    line = result.line_with("nothing written")
+    assert f"no run log (*.jsonl) read in {runs}: each entry found was skipped (listed above)" in line, line
