@@ -30,6 +30,21 @@ def test_report_on_a_folder_without_one_log_is_a_usage_error(tmp_path: Path) -> 
     assert not (tmp_path / "out").exists()
 
 
+def test_report_on_a_folder_of_several_runs_names_them_and_asks_for_one(tmp_path: Path) -> None:
+    """A review: after two collector runs, `report runs --out r` said 'expected one run log, found
+    2' without naming them or what to give."""
+    for name in ("run-a", "run-b"):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        shutil.copy(FIXTURES / "synthetic_complete.jsonl", tmp_path / "runs" / name / "events.jsonl")
+    result = CliRunner().invoke(main, ["report", str(tmp_path / "runs"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    runs = tmp_path / "runs"
+    assert (
+        f"expected one run log, found 2: {runs / 'run-a' / 'events.jsonl'}, {runs / 'run-b' / 'events.jsonl'}; "
+        "name one run folder" in " ".join(result.output.split())
+    ), result.output
+
+
 def test_site_on_folders_without_a_log_says_so_and_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "notes.txt").write_text("no log here", encoding="utf-8")

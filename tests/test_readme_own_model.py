@@ -53,7 +53,10 @@ def test_the_readme_s_own_model_runs_as_written(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    (run,) = glob.glob(str(tmp_path / commands[2][2]))
+    # The report names the latest run's folder: "$(ls -d runs/my-mlp-cpu-*/ | tail -n 1)".
+    latest = re.fullmatch(r"\$\(ls -d (\S+) \| tail -n 1\)", commands[2][2])
+    assert latest is not None, commands[2]
+    run = sorted(glob.glob(str(tmp_path / latest[1])))[-1]
     reading = read_log(Path(run) / "events.jsonl")
     assert reading.problems == [] and reading.complete, [p.format() for p in reading.problems]
     assert sum(e.kind == "case_result" for e in reading.events) == 8
@@ -61,3 +64,19 @@ def test_the_readme_s_own_model_runs_as_written(tmp_path: Path) -> None:
     assert report.code == 0, report.output
     page = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert "synthetic weights" in page and "on cpu: evidence for cpu" in page
+
+
+def test_the_readme_s_way_to_compiled_cells_passes_plan_check(tmp_path: Path) -> None:
+    """A review: README said only 'add "compiled" to modes for torch.compile', and the plan so
+    edited read 'needs a revised test plan: no cache check'. Its words now give the key too."""
+    toml = next(body for lang, body in _blocks() if lang == "toml")
+    text = (REPO / "README.md").read_text(encoding="utf-8").split(SECTION, 1)[1].split("\n## ", 1)[0]
+    assert 'add `"compiled"` to `modes`' in text and "`cache_checks = [[1, 8]]`" in text
+    plan = tmp_path / "my_mlp.toml"
+    edited = toml.replace('modes = ["eager"]', 'modes = ["eager", "compiled"]\ncache_checks = [[1, 8]]')
+    assert edited != toml
+    plan.write_text(edited, encoding="utf-8")
+    module = next(body for lang, body in _blocks() if lang == "python")
+    (tmp_path / "my_mlp.py").write_text(module, encoding="utf-8")
+    review = invoke(["plan-check", str(plan)])
+    assert review.code == 0 and "Compatible as specified" in review.output, review.output

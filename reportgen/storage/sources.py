@@ -25,6 +25,7 @@ from reportgen.storage.local import (
     describe_size,
     find_logs,
     read_bounded,
+    shown,
 )
 from reportgen.storage.remote import WHOLE_GET_BYTES, RemoteError, RemoteLog, RemoteObject, Store, list_logs
 
@@ -103,7 +104,14 @@ def find_one(
         raise ValueError(f"{found.skipped[0].path}: not read: {found.skipped[0].reason}")
     if len(found.logs) != 1:
         why = "; ".join([s.format() for s in found.skipped] + found.warnings)
-        raise ValueError(f"{location}: expected one run log, found {len(found.logs)}" + (f" ({why})" if why else ""))
+        many = (
+            f": {', '.join(shown(e.path) for e in found.logs[:3])}{', ...' if len(found.logs) > 3 else ''}; name one run folder"
+            if found.logs
+            else ""
+        )
+        raise ValueError(
+            f"{location}: expected one run log, found {len(found.logs)}{many}" + (f" ({why})" if why else "")
+        )
     return found.logs[0]
 
 
