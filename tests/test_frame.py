@@ -48,8 +48,10 @@ def test_untested_cells_have_no_figures_not_zeros() -> None:
     assert untested["warm_median_s"].isna().all() and untested["mismatched"].isna().all()
 
 
-def test_an_empty_selection_is_an_empty_typed_frame(tmp_path: Path) -> None:
-    frame = reportgen.load_cells([tmp_path])
+def test_no_rows_are_an_empty_typed_frame() -> None:
+    from reportgen.publish.frame import cells_frame
+
+    frame = cells_frame([])  # load_cells refuses a folder with no log (below)
     assert frame.empty and list(frame.columns) == list(COLUMNS)
     assert str(frame["started_at"].dtype) == COLUMNS["started_at"]
 
@@ -102,6 +104,20 @@ def test_an_entry_that_is_not_read_is_named_not_skipped(tmp_path: Path) -> None:
     assert str(raised.value) == f"{fifo}: skipped: a FIFO (named pipe), not a regular file; only regular files are read"
     with pytest.raises(ReportInputError, match="a character device"):
         reportgen.load_cells("/dev/null")
+
+
+def test_a_folder_that_holds_no_log_is_named_not_an_empty_frame(tmp_path: Path) -> None:
+    """A review: load_cells of an empty folder returned an empty frame with no word, where
+    `reportgen validate` and `site` refuse it; beside a folder of runs it went unseen."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for paths in (empty, [empty, REPO / "sample_runs" / "heat-solver-cpu-20261206T150437Z-d2f898"]):
+        with pytest.raises(ReportInputError) as raised:
+            reportgen.load_cells(paths)
+        assert str(raised.value) == f"reportgen.load_cells: no run log (*.jsonl) in {empty}"
+    with pytest.raises(ReportInputError, match="none"):
+        reportgen.load_cells([])
+    assert len(reportgen.load_cells(REPO / "sample_runs" / "heat-solver-cpu-20261206T150437Z-d2f898")) > 0
 
 
 def test_the_weights_origin_is_a_column_apart_from_synthetic() -> None:

@@ -320,16 +320,24 @@ def load_cells(paths: Iterable[str | Path] | str | Path) -> pd.DataFrame:
     one row per planned cell per run. Never a frame quietly without some runs: a path that does
     not exist raises FileNotFoundError naming it, and any other entry that is not read (a FIFO,
     a log past the size limit, a link out of its folder) or a log that is not valid raises
-    ReportInputError saying which and why, as ``reportgen site`` fails for them."""
+    ReportInputError saying which and why, as ``reportgen site`` fails for them, and so does a
+    folder that holds no log."""
     from reportgen.render.report import ReportInputError, judge_log
-    from reportgen.storage.local import find_logs
+    from reportgen.storage.local import find_logs, shown
 
-    found = find_logs([Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)])
+    given = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    found = find_logs(given)
     for skipped in found.skipped:
         if not os.path.lexists(skipped.path):
             raise FileNotFoundError(errno.ENOENT, "reportgen.load_cells: no such file or folder", str(skipped.path))
     if found.skipped:
         raise ReportInputError("\n".join(s.format() for s in found.skipped))
+    # A folder that holds no log (an empty or mistyped one), as `reportgen validate` refuses it.
+    logs = [entry.path.absolute() for entry in found.logs]
+    empty = [p for p in given if p.is_dir() and not any(log.is_relative_to(p.absolute()) for log in logs)]
+    if empty or not given:
+        where = ", ".join(shown(p) for p in empty) or "the paths given (none)"
+        raise ReportInputError(f"reportgen.load_cells: no run log (*.jsonl) in {where}")
     rows: list[dict[str, object]] = []
     for entry in found.logs:
         rows.extend(cell_rows(judge_log(entry.path, entry.annotations, beside=False)))
