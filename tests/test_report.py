@@ -234,3 +234,23 @@ def test_not_measured_is_never_zero(tmp_path: Path) -> None:
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     # The fixture records no process start-up time: it must read "not measured", not 0.
     assert "not measured" in md
+
+
+def test_an_aborted_run_says_so_once_and_dates_its_end_as_an_abort(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review: an interrupted run's banner read 'Incomplete run. Incomplete run: the run was
+    aborted: received SIGINT', and its header 'run finished ...' for a run that was aborted."""
+    from tests.logbuilder import base_events, dumps, finish, with_envelope
+
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    log = tmp_path / "events.jsonl"
+    log.write_text(
+        dumps(with_envelope(finish(base_events(), status="aborted", reason="received SIGINT"))), encoding="utf-8"
+    )
+    build_report(log, tmp_path / "out")
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "> **Incomplete run.** The run was aborted: received SIGINT. Cells without a result" in md, md[:800]
+    assert "Incomplete run. Incomplete run" not in md and "Incomplete run.</strong> Incomplete" not in html
+    assert "· run aborted " in html and "run finished" not in html

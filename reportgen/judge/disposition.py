@@ -238,8 +238,6 @@ STOPPED_ON_PLAN = "plan error:"
 # The reasons the collector gives a run its workload module stopped (collector/runner.py): run
 # again as it is, it stops the same way.
 STOPPED_ON_WORKLOAD = ("workload error:", "workload code called sys.exit")
-# The rules of an incomplete run, one a run (rule_incomplete_run).
-INCOMPLETE_RULES = ("incomplete-run", "stopped-on-plan", "stopped-on-workload")
 
 
 def incomplete_why(run: RunModel) -> str:

@@ -21,12 +21,12 @@ from reportgen.judge.backend_docs import docs_file_sha256, run_backend
 from reportgen.judge.disposition import (
     refused_requests,
     FAILED,
-    INCOMPLETE_RULES,
     Disposition,
     Reason,
     adapter_note,
     decide,
     flagged,
+    incomplete_why,
     generation_undecided,
     throughput_undecided,
     throughput_words,
@@ -101,8 +101,7 @@ class Judgement:
     timed: tuple[CellStability, ...] = ()  # every timed cell's warm series, classified, in plan order
     undecided: tuple[CellStability, ...] = ()  # of those, the ones whose timing decides nothing
     judged_with: str = ""  # the constraint file the run was judged with, and its sha256
-    # Why an incomplete run is incomplete, its rule's message (disposition.INCOMPLETE_RULES); "":
-    # a complete run.
+    # Why an incomplete run is incomplete, a sentence (disposition.incomplete_why); "": a complete run.
     incomplete: str = ""
     failed: tuple[CellRecord, ...] = ()  # mismatching and non-finite cells, in plan order
     flagged: tuple[CellRecord, ...] = ()  # cells with a fact a rule looks for besides status (disposition.flagged)
@@ -183,9 +182,8 @@ def judge(
         timed=timed,
         undecided=undecided,
         judged_with=_judged_with(run),
-        incomplete=""
-        if run.complete
-        else next((r.message for r in disposition.reasons if r.rule in INCOMPLETE_RULES), "Incomplete run."),
+        # Said after the page's 'Incomplete run.' (the reason's own 'Incomplete run: ' left out).
+        incomplete="" if run.complete else f"{incomplete_why(run)[:1].upper()}{incomplete_why(run)[1:]}.",
         failed=failed,
         flagged=flagged_cells,
         entry_groups=alike_entries(annotations),

@@ -22,7 +22,7 @@ def generated_at(run: RunModel) -> str:
     if epoch and epoch.isdigit():
         return "generated " + datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     if run.end is not None:
-        return f"run finished {to_the_second(run.end.finished_at)}"
+        return f"run {'finished' if run.end.status == 'complete' else 'aborted'} {to_the_second(run.end.finished_at)}"
     return f"run started {to_the_second(run.start.started_at)} (no end recorded)"
 
 
