@@ -151,8 +151,9 @@ def option_problem(args: argparse.Namespace) -> str | None:
     from collector.planschema import MAX_WARM_REPETITIONS
 
     modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
-    if any(m not in ("eager", "compiled") for m in modes):
-        return "--modes takes eager and/or compiled"
+    unknown = next((m for m in modes if m not in ("eager", "compiled")), None)
+    if unknown is not None:
+        return f"--modes takes eager and/or compiled, not {unknown[:40]!r}"
     if args.warm is not None and not 1 <= args.warm <= MAX_WARM_REPETITIONS:
         return f"--warm takes a count from 1 to {MAX_WARM_REPETITIONS}, got {args.warm}"
     return None

@@ -455,8 +455,10 @@ def _format_list(*allowed: str) -> Any:
 
     def parse(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
         formats = tuple(f.strip() for f in value.split(",") if f.strip())
-        if not formats or any(f not in allowed for f in formats):
-            raise click.BadParameter(f"use a comma-separated list of {', '.join(allowed)}")
+        unknown = next((f for f in formats if f not in allowed), None)
+        if not formats or unknown is not None:
+            named = f"{unknown[:40]!r} is not a format: " if unknown is not None else ""
+            raise click.BadParameter(f"{named}use a comma-separated list of {', '.join(allowed)}")
         return formats
 
     return parse

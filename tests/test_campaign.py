@@ -1244,7 +1244,7 @@ def test_kubernetes_names_of_a_long_campaign_are_valid_and_unique_per_submission
         ),
         (
             lambda t: t.replace('"--modes", "eager"', '"--modes", "eagre"'),
-            "workload[0].args: the collector refuses them: --modes takes eager and/or compiled",
+            "workload[0].args: the collector refuses them: --modes takes eager and/or compiled, not 'eagre'",
         ),
         (
             lambda t: t.replace('"--modes", "eager"', '"--wram", "3"'),

@@ -257,3 +257,12 @@ def test_publish_refuses_a_bucket_name_the_store_cannot_have_before_any_connecti
     assert done.exit_code == 2, done.output
     assert "'Bad_Bucket' is no valid bucket name" in done.output
     assert "Credentials" not in done.output and "Endpoint" not in done.output
+
+
+def test_an_unknown_format_is_named(tmp_path: Path) -> None:
+    """A review: `--format html,pdf` said only which formats there are, not which one was wrong."""
+    result = CliRunner().invoke(
+        main, ["report", str(FIXTURES / "synthetic_complete.jsonl"), "--out", str(tmp_path), "--format", "html,pdf"]
+    )
+    assert result.exit_code == 2
+    assert "'pdf' is not a format: use a comma-separated list of html, md, md-summary" in result.output, result.output

@@ -566,7 +566,7 @@ BAD_OPTIONS = [
     (["--warm", "0"], "--warm takes a count from 1 to 10000, got 0"),
     (["--warm", "-2"], "--warm takes a count from 1 to 10000, got -2"),
     (["--warm", "x"], "argument --warm: invalid int value: 'x'"),
-    (["--modes", "fast"], "--modes takes eager and/or compiled"),
+    (["--modes", "fast"], "--modes takes eager and/or compiled, not 'fast'"),
 ]
 
 
