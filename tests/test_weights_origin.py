@@ -187,3 +187,16 @@ def test_diff_and_compare_name_an_unrecorded_origin_where_no_side_is_synthetic(t
     answer = (out / "compare.md").read_text(encoding="utf-8").split("## 1. Answer", 1)[1]
     headline = answer.lstrip().splitlines()[0]
     assert "Weights origin not recorded on the candidate and baseline" in headline, headline
+
+
+def test_an_unrecorded_origin_quotes_the_model_revision_the_plan_wrote() -> None:
+    """A review: a 1.3 Scenario A run's note said a reader 'cannot tell trained weights from
+    made-up ones' beside a model revision that reads 'weights synthetic': the note now quotes
+    that free text, as the log's own words and not a field the report reads."""
+    from reportgen.render.report import judge_log
+
+    judged = judge_log(REPO / "sample_runs" / "scenario-a-text-service-cpu-20261202T023819Z-d4d489" / "events.jsonl")
+    (note,) = [r.message for r in judged.disposition.reasons if r.rule == "weights"]
+    assert "the report cannot tell trained weights from made-up ones" in note
+    assert "The plan's model revision, free text this report does not read as a field, says: " in note
+    assert "weights synthetic" in note

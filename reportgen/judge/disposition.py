@@ -692,9 +692,15 @@ def rule_weights(run: RunModel, notes: Notes) -> list[Reason]:
             "weights is the evidence for a model in service."
         )
     elif run.plan.weights_origin is None:
+        revision = (run.plan.model_revision or "").strip()
+        said = (
+            f" The plan's model revision, free text this report does not read as a field, says: {revision[:200]!r}."
+            if revision
+            else ""
+        )
         text = (
-            f"Where the weights come from is {weights_origin_words(run)}: a reader cannot tell trained weights "
-            "from made-up ones."
+            f"Where the weights come from is {weights_origin_words(run)}: the report cannot tell trained weights "
+            f"from made-up ones.{said}"
         )
     else:
         return []
