@@ -179,7 +179,7 @@ def test_a_misspelled_key_of_a_site_configuration_or_an_annotation_names_the_key
     )
     with pytest.raises(AnnotationError) as note_error:
         parse_annotations('[[explain]]\ncases = "b1-*"\nexplanation = "x"\nreasn = "y"\n', "annotations.toml")
-    assert str(note_error.value) == "annotations.toml:1: [[explain]] #1 reasn: unknown key; did you mean 'reason'?"
+    assert str(note_error.value) == "annotations.toml:4: [[explain]] #1 reasn: unknown key; did you mean 'reason'?"
 
 
 def test_a_site_is_not_written_over_a_users_files_or_runs(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ import tomllib
 from dataclasses import dataclass, field
 from fnmatch import translate
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from collector.tomltext import toml_text
 from collector.visible import visible
@@ -200,10 +200,36 @@ def _header_lines(text: str) -> dict[tuple[str, str], list[int]]:
     return found
 
 
-def _validated(pattern: bool, table: Any, where: str, label: str, what: str) -> Any:
+def _literals(annotation: Any) -> list[str]:
+    """The words a Literal field takes (inside Optional), in order."""
+    from typing import Literal, get_args, get_origin
+
+    if get_origin(annotation) is Literal:
+        return [str(v) for v in get_args(annotation)]
+    return [word for arg in get_args(annotation) for word in _literals(arg)]
+
+
+def _key_line(text: Sequence[str], start: int | None, key: str) -> int | None:
+    """The line of ``key = ...`` in the entry whose header is on line ``start`` (before the next
+    header), or None where it is not written on a line of its own."""
+    if start is None:
+        return None
+    for number in range(start + 1, len(text) + 1):
+        line = text[number - 1]
+        if _HEADER.match(line):
+            return None
+        if re.match(rf"[ \t]*{re.escape(key)}[ \t]*=", line):
+            return number
+    return None
+
+
+def _validated(
+    pattern: bool, table: Any, where: str, label: str, what: str, text: Sequence[str] = (), line: int | None = None
+) -> Any:
     """``table`` as an ``[[explain]]`` entry (``pattern``) or a ``[case]`` table; else an
-    AnnotationError naming the entry and its first problem. The entries' models are pydantic's,
-    imported here: a run with no annotations file does not load pydantic."""
+    AnnotationError naming the entry and its first problem, at the line of the key at fault
+    where ``text`` (the file's lines) shows it below the entry's header on ``line``. The entries'
+    models are pydantic's, imported here: a run with no annotations file does not load pydantic."""
     if not isinstance(table, dict):
         raise AnnotationError(f"{where}: {label} must be {what}")
     from pydantic import ValidationError
@@ -226,6 +252,16 @@ def _validated(pattern: bool, table: Any, where: str, label: str, what: str) -> 
             key = str(first["loc"][-1])
             close = difflib.get_close_matches(key, sorted(keys), n=1) if len(key) <= SHOWN_CHARS else []
             said = "unknown key" + (f"; did you mean {close[0]!r}?" if close else "")
+        if first["type"] == "literal_error":  # a verdict or change misspelt: the words it takes
+            allowed = _literals((PatternEntry if pattern else VerdictEntry).model_fields[str(first["loc"][0])].annotation)
+            given = first.get("input")
+            close = difflib.get_close_matches(str(given), allowed, n=1) if isinstance(given, str) else []
+            shown_given = visible(repr(given), keep="")[:SHOWN_CHARS]
+            said = f"{shown_given} is none of {', '.join(map(repr, allowed))}" + (
+                f"; did you mean {close[0]!r}?" if close else ""
+            )
+        if first["loc"] and (at := _key_line(list(text), line, str(first["loc"][0]))) is not None:
+            where = f"{where.rsplit(':', 1)[0] if line is not None else where}:{at}"
         raise AnnotationError(f"{where}: {label} {field + ': ' if field else ''}{said}") from None
 
 
@@ -243,6 +279,7 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
             f"{path}: not valid TOML: an integer of more than {sys.get_int_max_str_digits():,} digits"
         ) from None
     lines = _header_lines(text)
+    text_lines = text.splitlines()
     result = AnnotationFile(path)
     for key, value in data.items():
         if key == PATTERN_KEY and isinstance(value, list):
@@ -251,7 +288,7 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
                 line = numbers[position] if len(numbers) == len(value) else None
                 label = f"[[{PATTERN_KEY}]] #{position + 1}"
                 where = f"{path}:{line}" if line is not None else path
-                entry = _validated(True, table, where, label, "a table")
+                entry = _validated(True, table, where, label, "a table", text_lines, line)
                 selectors = tuple((name, tuple(getattr(entry, name))) for name in SELECTORS if getattr(entry, name))
                 result.add(line, label, selectors, entry)
             continue
@@ -270,7 +307,7 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
         where = f"{path}:{line}" if line is not None else path
         if key == PATTERN_KEY:
             raise AnnotationError(f"{where}: [{PATTERN_KEY}] must be written [[{PATTERN_KEY}]] (one per entry)")
-        one = _validated(False, value, where, f"[{key}]", "a table with an explanation")
+        one = _validated(False, value, where, f"[{key}]", "a table with an explanation", text_lines, line)
         result.add(line, f"[{key}]", (("case", (key,)),), one)
     return result
 
