@@ -102,7 +102,7 @@ def test_a_long_line_of_blanks_in_a_multi_line_string_is_read_in_one_pass(tmp_pa
     text = f'[[explain]]\ncases = ["b*"]\nexplanation = """\nSame cause.\n{line}\n"""\n'
     run = _run(tmp_path, text)
     out = invoke(["report", run, "--out", tmp_path / "out"], seconds=30)
-    assert out.code == 1 and "annotations.toml:1: [[explain]] #1 explanation: String should have at most" in out.output
+    assert out.code == 1 and "annotations.toml:3: [[explain]] #1 explanation: String should have at most" in out.output
 
 
 def test_an_explanation_longer_than_a_reader_reads_is_refused_with_its_entry() -> None:
@@ -116,6 +116,6 @@ def test_an_explanation_longer_than_a_reader_reads_is_refused_with_its_entry() -
     with pytest.raises(AnnotationError) as caught:
         parse_annotations(text, "annotations.toml")
     message = str(caught.value)
-    assert message.startswith("annotations.toml:4: [[explain]] #1 explanation: String should have at most")
+    assert message.startswith("annotations.toml:6: [[explain]] #1 explanation: String should have at most")
     assert len(message) < 300
     assert parse_annotations(text.replace(f"{fine}[", "short"), "annotations.toml").entries

@@ -110,4 +110,4 @@ def test_a_header_like_line_of_many_parts_in_a_string_is_no_key(tmp_path: Path) 
     out = invoke(["report", run, "--out", tmp_path / "out"])
     assert out.code == 1, out.output
     line = out.line_with("explanation")
-    assert line.startswith(f"{run / 'annotations.toml'}:1: [{CELL}] explanation: String should have at most")
+    assert line.startswith(f"{run / 'annotations.toml'}:2: [{CELL}] explanation: String should have at most")

@@ -253,7 +253,9 @@ def _validated(
             close = difflib.get_close_matches(key, sorted(keys), n=1) if len(key) <= SHOWN_CHARS else []
             said = "unknown key" + (f"; did you mean {close[0]!r}?" if close else "")
         if first["type"] == "literal_error":  # a verdict or change misspelt: the words it takes
-            allowed = _literals((PatternEntry if pattern else VerdictEntry).model_fields[str(first["loc"][0])].annotation)
+            allowed = _literals(
+                (PatternEntry if pattern else VerdictEntry).model_fields[str(first["loc"][0])].annotation
+            )
             given = first.get("input")
             close = difflib.get_close_matches(str(given), allowed, n=1) if isinstance(given, str) else []
             shown_given = visible(repr(given), keep="")[:SHOWN_CHARS]
