@@ -488,6 +488,37 @@ def _check_sbatch(options: tuple[str, ...], where: str) -> None:
             raise CampaignError(
                 f"{where}: {option!r}: the campaign sets sbatch's --output itself (each task's output goes to NAME-logs/ beside the script); remove it"
             )
+        # The wrapper's own --time (the ledger reads a silent task as lost past it), --signal (a
+        # task ends its run and delivers it on TERM), --requeue (a requeued task is its next
+        # attempt) and --open-mode=append (a task's output is never overwritten): another value,
+        # or --no-requeue, would break what the ledger and status say.
+        if (taken := _reserved(name)) is not None and option not in SAME_AS_WRAPPER:
+            raise CampaignError(
+                f"{where}: {option!r}: the campaign sets sbatch's {taken} itself ({RESERVED_SBATCH[taken]}); remove it"
+            )
+
+
+# The sbatch options the wrapper sets and the ledger relies on, each with why (see _check_sbatch).
+RESERVED_SBATCH = {
+    "--time": "from [slurm] time: status reads a task silent past it as lost",
+    "--signal": "a task ends its run and delivers it on TERM before its time runs out",
+    "--requeue": "a requeued task is its next attempt",
+    "--no-requeue": "a requeued task is its next attempt",
+    "--open-mode": "append: a task's output is never overwritten",
+}
+
+
+# Options that say again what the wrapper says: harmless, taken.
+SAME_AS_WRAPPER = ("--requeue", "--open-mode=append")
+
+
+def _reserved(name: str) -> str | None:
+    """The reserved option an sbatch option names, itself or as a prefix sbatch expands (at
+    least '--ti', '--si', '--req', '--no-r', '--op'), else None."""
+    for reserved in RESERVED_SBATCH:
+        if name == reserved or (len(name) >= 4 and reserved.startswith(name)):
+            return reserved
+    return None
 
 
 # Kubernetes expands $(NAME) and $$ in a container's command, arguments and environment values

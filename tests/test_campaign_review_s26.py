@@ -263,9 +263,34 @@ def test_sbatch_options_that_move_the_tasks_output_are_refused(
             assert _listed(tmp_path, **{table: f'sbatch = ["{option}"]'}) == 2, (option, where)
             err = _one_line_error(capsys)
             assert f"{where}: '{option}': the campaign sets sbatch's --output itself" in err, err
-    for option in ("--exclude=node-1", "--exclusive", "--open-mode=append", "--overcommit"):
+    for option in (
+        "--exclude=node-1",
+        "--exclusive",
+        "--open-mode=append",
+        "--overcommit",
+        "--requeue",
+        "--time-min=10",
+    ):
         assert _listed(tmp_path, environment=f'sbatch = ["{option}"]') == 0, option
         capsys.readouterr()
+
+
+def test_sbatch_options_the_ledger_relies_on_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A review: sbatch = ["--time=3-00:00:00"] ran tasks for three days while planned.json's
+    deadline said one hour, so status called a running task lost and resume would submit it
+    again; --signal=B:USR1@60 killed the task script with its record left 'running';
+    --no-requeue and --open-mode=truncate broke what the ledger and the docs promise."""
+    for option, taken in (
+        ("--time=3-00:00:00", "--time"),
+        ("--ti=30", "--time"),
+        ("--signal=B:USR1@60", "--signal"),
+        ("--no-requeue", "--no-requeue"),
+        ("--open-mode=truncate", "--open-mode"),
+    ):
+        for where, table in (("environment[0].sbatch", "environment"), ("slurm.sbatch", "slurm")):
+            assert _listed(tmp_path, **{table: f'sbatch = ["{option}"]'}) == 2, (option, where)
+            err = _one_line_error(capsys)
+            assert f"{where}: '{option}': the campaign sets sbatch's {taken} itself (" in err, err
 
 
 def test_a_slurm_time_with_sixty_minutes_or_seconds_is_refused(
