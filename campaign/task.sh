@@ -69,6 +69,15 @@ else
     job_id=${JOB_NAME:-${HOSTNAME:-unknown}}
 fi
 
+# A folder destination is the shared folder every node mounts: where this node lacks it (not
+# mounted), a run and record written there would stay on this node's own disk while the task read
+# as delivered, and the campaign's ledger never heard of it. Nothing is run; the scheduler sees
+# the task fail (its output names why).
+if [ "${UPLOAD:-}" = folder ] && [ ! -d "$DESTINATION" ]; then
+    echo "task $index: the destination $DESTINATION is not a folder on this node (not mounted here?); nothing is run" >&2
+    exit 2
+fi
+
 export MIGRATION_RECORD_ENVIRONMENT="$environment"
 export MIGRATION_RECORD_TASK_INDEX="$index"
 export MIGRATION_RECORD_ATTEMPT="$attempt"
@@ -101,6 +110,19 @@ log="$ledger/task-$index.$attempt.log"
 say() {
     echo "task $index ($attempt): $*" | tee -a "$log" >&2
 }
+
+# A stop signal is trapped from here on, before the ledger is written: one that arrives while
+# the task sets up (a job cancelled or preempted as it starts) is recorded as a stop, and
+# passed to the collector once it runs.
+stop_signal=""
+# shellcheck disable=SC2317  # called from the traps below
+on_stop() {
+    stop_signal=$1
+    say "stopped by the scheduler ($1): asking the collector to end the run"
+    [ -n "${pid:-}" ] && kill "-$1" "$pid" 2>/dev/null
+}
+trap 'on_stop TERM' TERM
+trap 'on_stop INT' INT
 
 # A value written into the ledger's JSON: the characters run ids, host names and job ids use.
 json_word() {
@@ -156,16 +178,13 @@ fi
 say "$label on $node (job $job_id); log: $ledger_url/tasks/$(basename "$log")"
 write_record running null null ""
 publish_ledger
-
-stop_signal=""
-# shellcheck disable=SC2317  # called from the traps below
-on_stop() {
-    stop_signal=$1
-    say "stopped by the scheduler ($1): asking the collector to end the run"
-    [ -n "${pid:-}" ] && kill "-$1" "$pid" 2>/dev/null
-}
-trap 'on_stop TERM' TERM
-trap 'on_stop INT' INT
+if [ -n "$stop_signal" ]; then
+    say "stopped before the collector started; nothing is run"
+    code=$((128 + $([ "$stop_signal" = INT ] && echo 2 || echo 15)))
+    write_record stopped "$code" "\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"" ""
+    publish_ledger
+    exit "$code"
+fi
 
 cd "$COLLECTOR_ROOT" || { say "cannot enter $COLLECTOR_ROOT"; write_record failed 2 "\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"" ""; publish_ledger; exit 2; }
 PYTHONPATH="$COLLECTOR_ROOT${PYTHONPATH:+:$PYTHONPATH}" "$python" -m collector \
@@ -182,15 +201,26 @@ tail -n 20 "$log" >&2
 
 # Whatever the collector left (a complete run, or the partial log of a failed one) is
 # delivered; reportgen reports a log without run_end as incomplete.
+# Into a folder destination a run goes under a hidden name first, then is renamed: a copy cut
+# short (a full disk, another file system) is removed, never left for a site to read as a run.
 runs=""
 moved=0
+found=0
 for run in "$scratch"/runs/*/; do
     [ -f "$run/events.jsonl" ] || continue
     run="${run%/}"
     name=$(basename "$run")
+    found=$((found + 1))
     ok=0
     if [ "$UPLOAD" = folder ]; then
-        if mkdir -p "$DESTINATION" && mv "$run" "$DESTINATION/"; then ok=1; fi
+        partial="$DESTINATION/.$name.partial-$$"
+        if [ -d "$DESTINATION" ] && mv "$run" "$partial"; then
+            # One rename within the folder; where it fails (a folder of that name there), the
+            # run goes back to the scratch folder, left in place.
+            if mv -T "$partial" "$DESTINATION/$name"; then ok=1; else mv "$partial" "$run"; fi
+        else
+            rm -rf "$partial"
+        fi
     elif deliver "$run" "$DESTINATION/$name" && rm -rf "$run"; then
         ok=1
     fi
@@ -203,7 +233,7 @@ for run in "$scratch"/runs/*/; do
         rc=1
     fi
 done
-if [ "$moved" -eq 0 ]; then
+if [ "$found" -eq 0 ]; then
     say "no run directory was written"
     [ "$rc" -ne 0 ] || rc=1
 fi

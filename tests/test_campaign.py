@@ -476,6 +476,7 @@ scratch = "{tmp_path / "scratch"}"
     campaign = write(tmp_path, text)
     script = tmp_path / "unit.sbatch"
     assert main(["submit", str(campaign), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
+    (tmp_path / "shared" / "runs").mkdir(parents=True)  # the shared folder, as a submit finds it mounted
     return script, record, tmp_path / "shared" / "runs"
 
 
@@ -644,7 +645,7 @@ def test_a_queued_task_never_runs_another_campaigns_tasks_file(tmp_path: Path) -
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "42", "SLURM_RESTART_COUNT": "1"}
     proc = subprocess.run(["bash", str(kept)], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "now holds the tasks of campaign unit-20991231T000000Z" in proc.stderr
-    assert not record.exists() and not destination.exists()  # nothing ran, nothing delivered
+    assert not record.exists() and not any(destination.iterdir())  # nothing ran, nothing delivered
 
 
 @pytest.mark.parametrize("code", [0, 3])

@@ -611,6 +611,7 @@ def test_stopped_pod_delivers_an_aborted_run_within_its_grace_period(tmp_path: P
     python.write_text(COLLECTOR_STANDIN.replace("{ready}", str(ready)))
     python.chmod(0o755)
     destination = tmp_path / "runs"
+    destination.mkdir()  # the claim's mount path, there in the pod
     campaign_id = "nightly-20261202T000000Z"
     tasks = tmp_path / "tasks"
     tasks.write_text(f"0\t5 tiny_encoder/cpu/r1 cpu cpu {python} /plans/tiny.toml\n")
@@ -675,6 +676,7 @@ def test_a_requeued_attempt_keeps_the_first_attempts_log(tmp_path: Path) -> None
     tasks = tmp_path / "tasks"
     tasks.write_text(f"0\t0 w/cpu/r1 cpu cpu {python} /p.toml\n")
     destination = tmp_path / "runs"
+    destination.mkdir()  # the shared folder every node mounts
     base = {
         **os.environ,
         "SLURM_ARRAY_TASK_ID": "0",
@@ -1123,3 +1125,118 @@ def test_a_done_record_naming_hostile_runs_is_checked_within_bounds(
     assert [t["state"] for t in tasks] == ["unverified", "unverified"]
     assert "longer than 255 bytes" in tasks[0]["reason"]
     assert "first line is longer than" in tasks[1]["reason"] and len(read) == 1  # the one name, read once
+
+
+def _task_env(tmp_path: Path, destination: Path, python: Path, path: str | None = None) -> tuple[Path, dict[str, str]]:
+    """A tasks file of one task run by ``python``, and a Slurm task's environment for task.sh."""
+    tasks = tmp_path / "tasks"
+    tasks.write_text(f"0\t0 w/cpu/r1 cpu cpu {python} /p.toml\n")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SLURM_")},
+        "SLURM_ARRAY_TASK_ID": "0",
+        "SLURM_ARRAY_JOB_ID": "42",
+        "MIGRATION_RECORD_CAMPAIGN": "c",
+        "MIGRATION_RECORD_CAMPAIGN_ID": "c-1",
+        "DESTINATION": str(destination),
+        "UPLOAD": "folder",
+        "COLLECTOR_ROOT": str(tmp_path),
+        "SCRATCH": str(tmp_path / "scratch"),
+        **({"PATH": path} if path else {}),
+    }
+    return tasks, env
+
+
+WRITES_A_RUN = (
+    '#!/bin/bash\nout=""; prev=""\nfor a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done\n'
+    'mkdir -p "$out/run-a" && echo \'{"kind": "run_start"}\' > "$out/run-a/events.jsonl"\n'
+    'echo ran > "$(dirname "$0")/ran"\nexit 0\n'
+)
+
+
+def test_a_task_on_a_node_without_the_destination_runs_nothing_and_makes_nothing(tmp_path: Path) -> None:
+    """A review: a node without the shared folder mounted made it afresh on its own disk, ran the
+    task and reported it delivered (exit 0): the campaign's ledger never heard of it."""
+    python = tmp_path / "python"
+    python.write_text(WRITES_A_RUN)
+    python.chmod(0o755)
+    destination = tmp_path / "fsx" / "runs"
+    tasks, env = _task_env(tmp_path, destination, python)
+    proc = subprocess.run(
+        ["bash", str(REPO / "campaign" / "task.sh"), str(tasks)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"the destination {destination} is not a folder on this node (not mounted here?)" in proc.stderr
+    assert not (tmp_path / "fsx").exists() and not (tmp_path / "ran").exists()
+
+
+def test_a_delivery_cut_short_leaves_no_part_of_the_run_in_the_destination(tmp_path: Path) -> None:
+    """A review: `mv` of a run onto a full disk left its events.jsonl cut mid-line in the
+    destination (a site then published a complete run as an incomplete, blocked one), and the
+    log then said 'no run directory was written'. The run goes under a hidden name first; a
+    copy cut short is removed, the run left in the scratch folder, and the failure said."""
+    python = tmp_path / "python"
+    python.write_text(WRITES_A_RUN)
+    python.chmod(0o755)
+    destination = tmp_path / "runs"
+    destination.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # mv that fails as a copy onto a full disk does, once its target is a run: half a file there.
+    (bin_dir / "mv").write_text(
+        '#!/bin/bash\ncase "$2" in *.partial-*) mkdir -p "$2"; printf \'{"ki\' > "$2/events.jsonl"; '
+        'echo "mv: No space left on device" >&2; exit 1;; esac\nexec /bin/mv "$@"\n'
+    )
+    (bin_dir / "mv").chmod(0o755)
+    tasks, env = _task_env(tmp_path, destination, python, f"{bin_dir}:{os.environ['PATH']}")
+    proc = subprocess.run(
+        ["bash", str(REPO / "campaign" / "task.sh"), str(tasks)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1, proc.stderr
+    left = sorted(p.name for p in destination.iterdir())
+    assert left == ["_campaigns"], left
+    assert "could not deliver" in proc.stderr and "(left in place)" in proc.stderr
+    assert "no run directory was written" not in proc.stderr
+    assert (tmp_path / "scratch" / "c-1-0-s1-r0" / "runs" / "run-a" / "events.jsonl").is_file()
+    record = json.loads((destination / "_campaigns" / "c-1" / "tasks" / "task-0.s1-r0.json").read_text())
+    assert record["state"] == "failed" and record["runs"] == []
+
+
+def test_a_stop_while_the_task_sets_up_is_recorded_as_a_stop(tmp_path: Path) -> None:
+    """A review: task.sh trapped TERM only after writing its running record, so a job cancelled
+    as it started died at once: its record read 'no record yet' (or 'running', then lost) and no
+    'stopped' was ever written. The stop is trapped first, recorded, and no collector runs."""
+    python = tmp_path / "python"
+    python.write_text(WRITES_A_RUN)
+    python.chmod(0o755)
+    destination = tmp_path / "runs"
+    destination.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    started = tmp_path / "copying"
+    # cp, as the first delivery of the ledger runs it: slow, as an upload is.
+    (bin_dir / "cp").write_text(f'#!/bin/bash\ntouch "{started}"\nsleep 1\nexec /bin/cp "$@"\n')
+    (bin_dir / "cp").chmod(0o755)
+    tasks, env = _task_env(tmp_path, destination, python, f"{bin_dir}:{os.environ['PATH']}")
+    proc = subprocess.Popen(
+        ["bash", str(REPO / "campaign" / "task.sh"), str(tasks)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "the task never reached its ledger"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    assert "stopped before the collector started; nothing is run" in err
+    assert not (tmp_path / "ran").exists()
+    record = json.loads((destination / "_campaigns" / "c-1" / "tasks" / "task-0.s1-r0.json").read_text())
+    assert record["state"] == "stopped" and record["exit_code"] == 143 and record["ended"]

@@ -148,6 +148,7 @@ def test_a_task_without_its_scratch_folder_is_failed_in_the_ledger(tmp_path: Pat
     path = write_campaign(tmp_path, scratch=tmp_path / "notadir" / "scratch")
     script = tmp_path / "loc.sbatch"
     assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
+    (tmp_path / "dest").mkdir()  # the shared folder, as a submit finds it mounted
     proc = _run_task(script, "/usr/bin:/bin")
     assert proc.returncode == 2, proc.stderr
     (ledger,) = (tmp_path / "dest" / "_campaigns").iterdir()
