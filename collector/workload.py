@@ -37,6 +37,7 @@ from types import ModuleType
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from collector.eventlog import OutOfSpace, finite_or_none, is_out_of_space
 from collector.localimports import MAX_DEPTH, MAX_FILES, imports_digest, workload_imports
@@ -562,7 +563,12 @@ class FedInputs:
             named = list(bound.arguments.items())
         else:
             named = [(f"arg{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
-        self.calls.append([tensor_layout(n, v) for n, v in named if isinstance(v, torch.Tensor)])
+        # Counting a tensor's non-finite elements dispatches ops of its own: with the dispatch
+        # modes set aside (the eager op recording, OpRecorder), so that they are not recorded as
+        # the model's operators. (Neuron's op tracking is its runtime's own and not set aside:
+        # see collector/README.md.)
+        with _disable_current_modes():
+            self.calls.append([tensor_layout(n, v) for n, v in named if isinstance(v, torch.Tensor)])
 
     def take(self) -> list[dict[str, Any]] | None:
         """The tensors of the last recorded call (None when no call was recorded); clears."""

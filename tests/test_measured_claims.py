@@ -92,6 +92,26 @@ def test_a_backend_that_cannot_take_strides_gets_a_plain_copy(monkeypatch: pytes
     assert moved.device.type == "meta" and moved.is_contiguous(), "the hook then records the layout not achieved"
 
 
+def test_the_hook_s_own_ops_are_not_recorded_as_the_models() -> None:
+    """A review: an eager cell's 'operators executed' listed abs, bitwise_not, eq, sum and
+    _local_scalar_dense beside the model's addmm and gelu: the hook counting the inputs'
+    non-finite elements ran inside the op recording. Its ops are set aside now."""
+    from collector.backends.base import OpRecorder
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.GELU())
+    fed = FedInputs(model)
+    fed.arm(8)
+    x = torch.randn(2, 4)
+    x[0, 0] = float("nan")
+    recorder = OpRecorder()
+    with recorder:
+        model(x)
+    fed.remove()
+    assert recorder.ops == {"aten::addmm", "aten::gelu", "aten::t"}, sorted(recorder.ops)
+    (call,) = fed.calls
+    assert call[0]["nonfinite"] == 1, "the count is still taken"
+
+
 def test_the_hook_records_what_the_model_receives_not_what_was_prepared() -> None:
     model = torch.nn.Linear(4, 4)
     fed = FedInputs(model)
