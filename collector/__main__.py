@@ -450,5 +450,29 @@ def _out_problem(out: Path) -> str | None:
     return None
 
 
+def end_process(code: int) -> int:
+    """The exit code, once threads the workload started and left running cannot hold the process
+    open: Python waits for every non-daemon thread before it exits, so one thread of a workload
+    (a heartbeat, a prefetcher) kept a finished run's collector waiting for ever. Such threads are
+    named on stderr, the exit handlers run (the run's cache folders are removed), and the process
+    ends with ``code``."""
+    import atexit
+    import threading
+
+    left = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    if not left:
+        return code
+    names = ", ".join(repr(t.name) for t in left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+    print(
+        f"collector: the workload left {len(left)} thread(s) running ({names}); the collector ends without "
+        "waiting for them",
+        file=sys.stderr,
+    )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(end_process(main()))

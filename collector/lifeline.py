@@ -41,6 +41,7 @@ CACHE_PREFIXES = ("collector-cache-", "collector-cold-")
 BACKEND_LOG_PREFIX = "collector-backendlog-"
 BACKEND_LOG = re.compile(rf"{BACKEND_LOG_PREFIX}(\d{{1,10}})-[a-z0-9_]{{8}}\.log")
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def for_child() -> tuple[int, int, dict[str, str]]:
@@ -74,6 +75,18 @@ def _die_with_parent(signum: int) -> None:
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+
+
+def adopt_orphans(adopt: bool = True) -> None:
+    """Make this process the one its orphaned descendants are given to, or (``adopt`` False) no
+    longer (Linux only): a process the workload started in the background (``sleep 600 &`` in a
+    shell that then ended) is then this process's child, and end_left_children finds it, where
+    it had gone to init and outlived the run."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, int(adopt), 0, 0, 0)
 
 
 def _wait_for_eof(fd: int) -> None:
@@ -189,10 +202,9 @@ def sweep_left_behind(parent: Path | None = None) -> list[Path]:
 _TORCH_WORKER = b"torch/_inductor/compile_worker"
 
 
-def children() -> set[int]:
-    """The pids whose parent is this process (Linux /proc; an empty set elsewhere)."""
-    found: set[int] = set()
-    me = os.getpid()
+def _parents() -> dict[int, int]:
+    """Each process's parent (Linux /proc; an empty map elsewhere)."""
+    found: dict[int, int] = {}
     with contextlib.suppress(OSError):
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
@@ -201,8 +213,28 @@ def children() -> set[int]:
                 with open(f"/proc/{entry.name}/stat", "rb") as handle:
                     stat = handle.read()
                 # pid (comm) state ppid ...: comm may hold spaces and parentheses, so after the last ')'
-                if int(stat[stat.rindex(b")") + 2 :].split()[1]) == me:
-                    found.add(int(entry.name))
+                found[int(entry.name)] = int(stat[stat.rindex(b")") + 2 :].split()[1])
+    return found
+
+
+def children() -> set[int]:
+    """The pids whose parent is this process (Linux /proc; an empty set elsewhere)."""
+    me = os.getpid()
+    return {pid for pid, parent in _parents().items() if parent == me}
+
+
+def _descendants(roots: set[int]) -> list[int]:
+    """Every process below ``roots`` (their children, theirs, ...), the deepest last."""
+    below: dict[int, list[int]] = {}
+    for pid, parent in _parents().items():
+        below.setdefault(parent, []).append(pid)
+    found: list[int] = []
+    todo = sorted(roots)
+    while todo:
+        pid = todo.pop(0)
+        kids = sorted(below.get(pid, ()))
+        found += [k for k in kids if k not in found]
+        todo += kids
     return found
 
 
@@ -211,36 +243,53 @@ def end_left_children(before: set[int], grace: float = 2.0) -> list[str]:
     are not torch's compile workers: what the workload started in this process and left
     running. SIGTERM, then SIGKILL after ``grace`` seconds; each is reaped. Returns each one as
     'PID (command)', for the line that says so."""
-    left = []
-    for pid in sorted(children() - before):
-        with contextlib.suppress(OSError, IndexError):
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                stat = handle.read()
-            if stat[stat.rindex(b")") + 2 :].startswith(b"Z"):  # exited, not yet reaped: reaped here
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
-                continue
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                command = handle.read().replace(b"\0", b" ").strip()
-            if _TORCH_WORKER in command:
-                continue
-            left.append((pid, command.decode("utf-8", "replace")[:120]))
+    left = [found for pid in sorted(children() - before) if (found := _left(pid)) is not None]
+    # Their own children too (a shell's `sleep 600`), which ending the shell would leave to us
+    # (adopt_orphans) after this look: ended with them, the deepest last.
+    left += [found for pid in _descendants({pid for pid, _ in left}) if (found := _left(pid)) is not None]
     for pid, _ in left:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
     for pid, _ in left:
-        while True:
-            try:
-                done, _status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                break  # reaped already, or not ours to wait for
-            if done or time.monotonic() > deadline:
-                if not done:
-                    with contextlib.suppress(OSError):
-                        os.kill(pid, signal.SIGKILL)
-                    with contextlib.suppress(ChildProcessError):
-                        os.waitpid(pid, 0)
+        while not _ended(pid):
+            if time.monotonic() > deadline:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
                 break
             time.sleep(0.05)
     return [f"{pid} ({command})" for pid, command in left]
+
+
+def _left(pid: int) -> tuple[int, str] | None:
+    """(pid, command) of a process left running, None for one that exited (a child of ours is
+    reaped here) or is torch's compile worker."""
+    with contextlib.suppress(OSError, IndexError):
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        if stat[stat.rindex(b")") + 2 :].startswith(b"Z"):  # exited, not yet reaped: reaped here
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+            return None
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            command = handle.read().replace(b"\0", b" ").strip()
+        if _TORCH_WORKER in command:
+            return None
+        return pid, command.decode("utf-8", "replace")[:120]
+    return None
+
+
+def _ended(pid: int) -> bool:
+    """Whether ``pid`` has ended: reaped here where it is (or has become) our child, else gone
+    from /proc (a grandchild, or a zombie whose parent reaps it)."""
+    try:
+        done, _status = os.waitpid(pid, os.WNOHANG)
+        return bool(done)
+    except ChildProcessError:
+        with contextlib.suppress(OSError, IndexError):
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                stat = handle.read()
+            return stat[stat.rindex(b")") + 2 :].startswith(b"Z")
+        return True

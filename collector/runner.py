@@ -108,6 +108,7 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
     # What this process has started before the run (nothing, from the command line): any other
     # child left at the end is the workload's, and is ended.
     before = lifeline.children()
+    lifeline.adopt_orphans()  # until the run ends: what the workload leaves in the background is ours to end
     # Held until the handlers that close a run are in place, so none lands between the two.
     held = signal.pthread_sigmask(signal.SIG_BLOCK, set(EXIT_ABORTED))
     run = Run(plan, backend, options)
@@ -199,6 +200,7 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         setup.restore_environment(run)
         workload_reads.discard()  # a run that ended before its workload_reads event leaves no watch
         stray = lifeline.end_left_children(before)
+        lifeline.adopt_orphans(False)
         if stray:
             more = f" and {len(stray) - 5} more" if len(stray) > 5 else ""
             say(f"ended {len(stray)} process(es) the workload started and left running: {', '.join(stray[:5])}{more}")

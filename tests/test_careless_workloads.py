@@ -264,3 +264,50 @@ def test_a_run_whose_progress_reader_went_away_goes_on_and_completes(tmp_path: P
     reading = read_log(run / "events.jsonl")
     assert reading.complete and not reading.problems and reading.end_status == "complete"
     assert not (run / "collector-error.txt").exists()
+
+
+def test_processes_a_workload_leaves_in_the_background_are_ended_with_the_run(tmp_path: Path) -> None:
+    """A review: `sleep 302 &` in a shell that ended, and the sleep of a shell the collector then
+    ended, outlived the run (re-parented to init): only the collector's own children were ended.
+    The collector adopts its orphaned descendants for the run and ends every one left."""
+    pidfile = tmp_path / "pids"
+    env = {**os.environ, "FAULTY": "background@0", "FAULTY_PIDFILE": str(pidfile)}
+    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
+    try:
+        proc = subprocess.run(
+            [*command, "--out", str(tmp_path / "runs"), "--modes", "eager", "--cold", "off", "--warm", "2"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        pids = [int(p) for p in pidfile.read_text(encoding="utf-8").split()]
+        assert len(pids) == 2
+        assert [pid for pid in pids if Path(f"/proc/{pid}").exists()] == [], "left running"
+        assert "(sleep 602)" in proc.stderr and "(sleep 603)" in proc.stderr, proc.stderr[-2000:]
+    finally:
+        for pid in (int(p) for p in (pidfile.read_text(encoding="utf-8").split() if pidfile.exists() else ())):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_thread_the_workload_leaves_running_does_not_hold_the_collector_open(tmp_path: Path) -> None:
+    """A review: a workload's thread that is no daemon kept the collector's process waiting after
+    its run_end for as long as the thread ran (for ever, for a heartbeat). It is named, and the
+    collector ends with the run's exit code, its cache folders removed."""
+    env = {**os.environ, "FAULTY": "thread@0", "TMPDIR": str(tmp_path)}
+    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
+    proc = subprocess.run(
+        [*command, "--out", str(tmp_path / "runs"), "--modes", "eager", "--cold", "off", "--warm", "2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the workload left 1 thread(s) running ('faulty-heartbeat'); the collector ends without waiting" in (
+        proc.stderr
+    )
+    assert read_log(Path(proc.stdout.strip()) / "events.jsonl").complete
+    assert not list(tmp_path.glob("collector-cache-*")), "the exit handlers ran"

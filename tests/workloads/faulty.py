@@ -26,6 +26,12 @@
   sleeping processes, one in a session of its own, and leaves them running (their pids written
   to ``FAULTY_PIDFILE``).
 
+* ``background`` (the number is ignored): in the collector's own process, ``build_model``
+  runs a shell that starts a sleeping process in the background and ends, and a shell that
+  runs a sleep and waits for it (pids written to ``FAULTY_PIDFILE`` by the sleeps' shells);
+* ``thread`` (the number is ignored): in the collector's own process, ``build_model`` starts
+  a thread that is no daemon and sleeps for ten minutes.
+
 ``FAULTY_PRINT=1`` makes ``build_model`` and every ``run_model`` call print to standard output.
 
 Transfer and compile failures are injected by the tests at the collector's seams (a test
@@ -78,6 +84,14 @@ def build_model() -> nn.Module:
         ]
         with open(os.environ["FAULTY_PIDFILE"], "a", encoding="utf-8") as handle:
             handle.write(" ".join(str(p.pid) for p in sleepers) + "\n")
+    if fault is not None and fault[0] == "background" and not _in_cold_child():
+        pidfile = os.environ["FAULTY_PIDFILE"]
+        subprocess.run(["sh", "-c", f'sleep 602 & echo $! >> "{pidfile}"'], check=True)
+        subprocess.Popen(["sh", "-c", f'sleep 603 & echo $! >> "{pidfile}"; wait'])
+    if fault is not None and fault[0] == "thread" and not _in_cold_child():
+        import threading
+
+        threading.Thread(target=time.sleep, args=(600,), name="faulty-heartbeat").start()
     if fault is not None and fault[0] == "chdir":
         os.chdir(os.environ["FAULTY_CHDIR"])
     if os.environ.get("FAULTY_PRINT"):
