@@ -311,3 +311,27 @@ def test_a_thread_the_workload_leaves_running_does_not_hold_the_collector_open(t
     )
     assert read_log(Path(proc.stdout.strip()) / "events.jsonl").complete
     assert not list(tmp_path.glob("collector-cache-*")), "the exit handlers ran"
+
+
+def test_a_warm_loop_whose_calls_wrote_into_their_inputs_keeps_no_timing(tmp_path: Path) -> None:
+    """A review: a model that wrote into its input on a cell's dtype only (not the reference's)
+    passed the reference's check, its warm loop timed inputs that ran to Inf (the timing event's
+    inputs_fed said so), and the report gave a clean, stable median. The loop's inputs are
+    checked after it: such a timing is not kept, and a warning says why."""
+    env = {**os.environ, "FAULTY": "write@2"}
+    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
+    proc = subprocess.run(
+        [*command, "--out", str(tmp_path / "runs"), "--modes", "eager", "--cold", "off", "--warm", "5"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    reading = read_log(Path(proc.stdout.strip()) / "events.jsonl")
+    assert reading.valid and reading.complete, [p.format() for p in reading.problems]
+    timed = {e.case for e in reading.events if e.kind == "timing" and e.warm}
+    assert timed == {"b1-l4-contiguous-float32-eager"}, timed
+    (warning,) = [e for e in reading.events if e.kind == "warning" and e.category == "InputWritten"]
+    assert warning.case == "b2-l4-contiguous-float32-eager"
+    assert "warm timing not kept: the cell's calls wrote into its input(s) x" in warning.message

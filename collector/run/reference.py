@@ -94,8 +94,8 @@ def _reference_outputs(
                     f"{key}: the model writes into its input(s) {', '.join(written)}: after the reference's first "
                     "call they no longer hold the values it was fed. The reference's calls and each cell's judged "
                     "first call are fed their own copy, so they and the saved inputs have the values made; a cell's "
-                    "later calls (its warm loop) reuse its copy, so their times are of changed values, and a caller "
-                    "that uses an input again after the call would see it changed"
+                    "later calls (its warm loop) reuse its copy, so a warm loop that wrote into it keeps no timing, "
+                    "and a caller that uses an input again after the call would see it changed"
                 ),
             )
         second = check_outputs(run.workload, run.workload.run_model(model, cast_inputs(run.inputs[key], dtype)))

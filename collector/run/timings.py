@@ -20,7 +20,8 @@ from collector.run.capture import CompileWatch, cold_condition, fed_facts
 from collector.run.state import CellOutcome, Run
 from collector.supervise import run_cold
 from collector.timing import plain_sample, time_warm, timed_sample, warm_stats
-from collector.workload import DTYPES, FedInputs, cast_inputs, to_device
+from collector.compare import written_inputs
+from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
 
 def whole_call(run: Run) -> list[str]:
@@ -131,7 +132,35 @@ def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None
     memory = run.backend.peak_memory()  # before the host readings: nothing else has run since the loop
     host = hostcondition.after_loop(run.backend, host, threads)
     facts = fed_facts(fed, cell.layout) if fed is not None else {}
+    if (written := _inputs_written(run, cell, outcome)) is not None:
+        # The cell's calls wrote into the inputs they reuse: the loop timed other values than the
+        # cell was checked with (an input scaled on every call runs to Inf), so no figure is kept.
+        run.progress.say(f"{cell.case}: warm timing not kept: its calls wrote into input(s) {written}")
+        run.log.write(
+            "warning",
+            message=(
+                f"warm timing not kept: the cell's calls wrote into its input(s) {written}, which its later calls "
+                "reuse, so the loop timed other values than the cell was checked with"
+            ),
+            category="InputWritten",
+            case=cell.case,
+        )
+        return None
     return WarmSeries(samples, region, notes, facts, watch.limit_hit, host, memory)
+
+
+def _inputs_written(run: Run, cell: Cell, outcome: CellOutcome) -> str | None:
+    """The inputs a cell's calls reuse that no longer hold the values the cell was made with
+    (names, ', '-joined), or None: a model that writes into its input in place (``x.mul_(2)``),
+    which the reference's check sees only where the reference's own call writes."""
+    reused = outcome.device_inputs
+    if not reused or run.plan.training or run.plan.generation:
+        return None
+    made = cast_inputs(run.inputs[input_key(cell.batch, cell.length, cell.layout)], DTYPES[cell.dtype])
+    with contextlib.suppress(Exception):  # an input that cannot be read back is not judged here
+        written = written_inputs({k: v.detach().cpu() for k, v in reused.items() if k in made}, made)
+        return ", ".join(written) if written else None
+    return None
 
 
 UNSTABLE_FLAG = "unstable timing"  # on the last allowed attempt of a series still unstable

@@ -8,6 +8,8 @@
 * ``compare``: ``task_metric`` raises;
 * ``metric-key``: ``task_metric`` reads an output the model does not return (a KeyError);
 * ``metric-mapping``: ``task_metric`` returns a mapping instead of a number;
+* ``write``: ``run_model`` on a cell's model writes into its input after the call (the
+  reference's does not), so the cell's later calls are fed other values;
 * ``warm``: ``run_model`` raises from the fourth call of a cell's model on (its warm timing);
 * ``big-weights``: the model carries a 1 MB buffer (a weights file larger than the log);
 * ``cold-hang``: in the cold-start child only, ``build_model`` starts a grandchild that sleeps
@@ -132,6 +134,10 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
         _calls[id(model)] = _calls.get(id(model), 0) + 1
         if _calls[id(model)] % 2 == 0:
             return {"y": model(inputs["x"])[:, :1]}
+    if not is_reference and _fails("write", batch):
+        y = model(inputs["x"])
+        inputs["x"].mul_(1e6)  # after the call: the first call's outputs are right, later calls' inputs are not
+        return {"y": y}
     fault = _fault()
     if fault is not None and fault[0] in ("nan-at", "inf-at"):
         y = model(inputs["x"]).clone()
