@@ -70,8 +70,13 @@ class ChildEnd:
         self.timed_out = timed_out
         self.tail = tail
 
+    def exited(self) -> str:
+        """'exited N: <its last lines>', or 'exited N with no output'."""
+        said = " | ".join(self.tail[-3:])[:500]
+        return f"exited {self.returncode}: {said}" if said.strip() else f"exited {self.returncode} with no output"
+
     def error(self) -> str:
-        return f"the fresh process exited {self.returncode}: {' | '.join(self.tail[-3:])[:500]}"
+        return f"the fresh process {self.exited()}"
 
 
 def run_child(

@@ -209,6 +209,9 @@ def test_a_fresh_process_that_dies_leaves_its_cell_checked_in_the_collector(
         COMPILED in warnings["CellProcessEnded"]
         and "the collector's own process checks those cells next" in warnings["CellProcessEnded"]
     )
+    # Said once and whole (a review: it read 'the fresh process for X the fresh process exited 7: ;').
+    assert f"the fresh process for {COMPILED} exited 7" in warnings["CellProcessEnded"]
+    assert warnings["CellProcessEnded"].count("the fresh process") == 1 and ": ;" not in warnings["CellProcessEnded"]
     timings_ = [e for e in events if e.kind == "timing"]
     assert not [t for t in timings_ if t.cold], "no cold call was measured: the second first call is not cold"
     assert [t for t in timings_ if t.warm]

@@ -234,7 +234,7 @@ def run_batch(
         _cold_not_measured(run, first, ended)
     left = [c.case for _, c in batch if c.case not in done]
     if run.options.profile and not left and not finished:
-        why = f"went {run.options.cold_timeout:g} s without finishing" if ended.timed_out else ended.error()
+        why = f"went {run.options.cold_timeout:g} s without finishing" if ended.timed_out else ended.exited()
         run.log.write(
             "warning",
             message=f"profile not recorded: the fresh process for {', '.join(cells)} {why} after its cells, while profiling",
@@ -242,7 +242,7 @@ def run_batch(
             case=first.case,
         )
     if left:
-        why = f"went {run.options.cold_timeout:g} s without finishing a cell" if ended.timed_out else ended.error()
+        why = f"went {run.options.cold_timeout:g} s without finishing a cell" if ended.timed_out else ended.exited()
         run.progress.say(
             f"the fresh process ended before {len(left)} cell(s) finished ({why}); they run in this process"
         )
