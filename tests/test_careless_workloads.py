@@ -335,3 +335,81 @@ def test_a_warm_loop_whose_calls_wrote_into_their_inputs_keeps_no_timing(tmp_pat
     (warning,) = [e for e in reading.events if e.kind == "warning" and e.category == "InputWritten"]
     assert warning.case == "b2-l4-contiguous-float32-eager"
     assert "warm timing not kept: the cell's calls wrote into its input(s) x" in warning.message
+
+
+NAN_OUTSIDE = """\
+import torch
+MODEL_REVISION = "nan outside v1 (synthetic test workload)"
+WEIGHTS_ORIGIN = "synthetic"
+TASK_METRIC = "min_cosine"
+
+
+def build_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 16)).eval()
+
+
+def make_inputs(batch, length, layout):
+    return {"x": torch.randn(batch, length, 16, generator=torch.Generator().manual_seed(batch * 1000 + length))}
+
+
+def run_model(model, inputs):
+    y = model(inputs["x"])
+    if y.dtype != torch.float64:  # the cells', not the reference's: NaN past the judged positions
+        y = y.clone()
+        y[:, 6:, :] = float("nan")
+    return {"y": y}
+
+
+def task_metric(outputs, reference, inputs):
+    o, r = outputs["y"][:, :4].float(), reference["y"][:, :4].float()
+    return float(torch.nn.functional.cosine_similarity(o, r, dim=-1).min())
+"""
+
+NAN_OUTSIDE_PLAN = """\
+[workload]
+name = "nan-outside"
+module = "nan_outside.py"
+target = "cpu"
+
+[matrix]
+shapes = [[1, 8]]
+dtypes = ["float32"]
+layouts = ["contiguous"]
+modes = ["eager"]
+
+[tolerances.float32]
+atol = 1e-4
+rtol = 1e-3
+task = { metric = "min_cosine", op = ">=", threshold = 0.99 }
+
+[compare.outputs.y]
+region = [":", "0:4"]
+
+[timing]
+warm_repetitions = 5
+"""
+
+
+def test_non_finite_outputs_where_a_cell_is_not_judged_are_not_said_to_be_none(tmp_path: Path) -> None:
+    """A review: NaN past a plan's judged region read 'cells with non-finite outputs: 1' at the
+    head of the matrix, and 'No cell mismatched, produced non-finite values, errored or was
+    skipped' in the section of failed cells. That section now says where the cell is judged, and
+    counts the cells whose NaN or Inf lies where they are not."""
+    (tmp_path / "nan_outside.py").write_text(NAN_OUTSIDE, encoding="utf-8")
+    (tmp_path / "nan_outside.toml").write_text(NAN_OUTSIDE_PLAN, encoding="utf-8")
+    command = [sys.executable, "-m", "collector", "--workload", str(tmp_path / "nan_outside.toml"), "--target", "cpu"]
+    proc = subprocess.run(
+        [*command, "--out", str(tmp_path / "runs"), "--cold", "off"], capture_output=True, text=True, timeout=180
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "report"
+    assert invoke(["report", proc.stdout.strip(), "--out", out]).code == 0
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "∞ cells with non-finite outputs: 1" in md
+    assert (
+        "No cell mismatched, produced non-finite values where it is judged, errored or was skipped. 1 cell(s) hold "
+        "NaN or Inf output elements where they are not judged" in md
+    )
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "1 cell(s) hold NaN or Inf output elements where they are not judged" in html

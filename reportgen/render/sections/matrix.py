@@ -34,6 +34,9 @@ class MatrixView:
     # The header: status counts, except that non-finite counts every cell whose outputs hold a
     # NaN or Inf (whatever its status), labelled so.
     header: list[tuple[str, str, str, int]] = field(default_factory=list)
+    # Of those, the cells whose status is not non-finite: their NaN or Inf lies where they are
+    # not judged (outside a judged region, or where the reference holds the same).
+    nonfinite_unjudged: int = 0
 
 
 def matrix_view(run: RunModel, failing: dict[str, str] | None = None) -> MatrixView:
@@ -69,6 +72,7 @@ def matrix_view(run: RunModel, failing: dict[str, str] | None = None) -> MatrixV
         ],
         by_group=_status_by_group(run),
         truncated=len(row_keys) - min(len(row_keys), DETAIL_CAP),  # the rows are distinct
+        nonfinite_unjudged=max(0, tally.nonfinite - counts["nonfinite"]),
     )
 
 
