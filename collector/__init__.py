@@ -77,10 +77,13 @@ records; it never judges. Judgement lives in ``reportgen``.
 # that plan-check reads too; 0.23.0 says an eager cell's cold call is recorded from its check
 # (not announced at the end as if measured then), and its workload_reads event says its watch
 # covers the reference too; 0.24.0 hashes each file in its folder into run_start's provenance
-# (role collector_source), so that two copies without git are told apart; change it
+# (role collector_source), so that two copies without git are told apart; 0.25.0 keeps no warm
+# timing of a loop whose calls wrote into the inputs they reuse, records an eager cell's
+# operators without the ones its input check dispatches, ends the processes the workload left in
+# the background (and their children) and exits past a thread the workload left running; change it
 # with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.24.0"
+__version__ = "0.25.0"
 
 import sys
 
