@@ -137,22 +137,25 @@ def test_a_trace_a_browser_would_run_as_a_page_is_copied_under_an_inert_name(tmp
     outside the pages' content security policy. Its copy now ends in .bin; a JSON trace keeps its name."""
     log = _copy_run(tmp_path)
     page = b"<script>document.title='XSS'</script>"
-    for name in ("evil.html", "evil.svg", "b.JSON"):
+    names = ("evil.html", "evil.svg", "b.JSON", "evil.html.gz", "c.json.gz")
+    for name in names:
         (log.parent / "traces" / name).write_bytes(page)
     digest = hashlib.sha256(page).hexdigest()
     _listed(
         log,
-        [
-            {"path": f"traces/{name}", "kind": "chrome_trace", "bytes": len(page), "sha256": digest}
-            for name in ("evil.html", "evil.svg", "b.JSON")
-        ],
+        [{"path": f"traces/{name}", "kind": "chrome_trace", "bytes": len(page), "sha256": digest} for name in names],
     )
     files, written = copy_run_files(judge_log(log), tmp_path / "page")
-    names = sorted(p.name for p in written if p.parent.name == "traces")
-    assert names == ["b.JSON", "evil.html.bin", "evil.svg.bin"], names
+    copied = sorted(p.name for p in written if p.parent.name == "traces")
+    # Every ending counts (a second review: 'evil.html.gz' kept its name, typed text/html by its inner one).
+    assert copied == ["b.JSON", "c.json.gz", "evil.html.bin", "evil.html.gz.bin", "evil.svg.bin"], copied
     links = {f.href for f in files if f.label.startswith("Trace")}
-    assert links == {"traces/b.JSON", "traces/evil.html.bin", "traces/evil.svg.bin"}
+    assert links == {f"traces/{name}" for name in copied}
     assert not list((tmp_path / "page" / "traces").glob("*.html"))
+    from reportgen.storage.remote import content_type
+
+    assert content_type("x.html.gz") == content_type("x.html.gz.bin") == "application/octet-stream"
+    assert content_type("index.html") == "text/html; charset=utf-8" and content_type("a.json") == "application/json"
 
 
 def test_a_file_listed_as_many_traces_is_copied_once_and_all_copies_are_capped(tmp_path: Path) -> None:

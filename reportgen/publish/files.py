@@ -129,7 +129,8 @@ def _copy_trace(
     # system takes), numbered when another trace took it: traces of many cells may share one
     # name in folders of their own.
     base = _SAFE_NAME.sub("-", Path(logged).name)[-100:].strip("-.") or "trace"
-    if Path(base).suffix.lower() not in TRACE_ENDINGS:
+    # Every ending counts: a server or an object store may type 'x.html.gz' as a page by its inner one.
+    if not Path(base).suffixes or any(ending.lower() not in TRACE_ENDINGS for ending in Path(base).suffixes):
         base += INERT
     name, number = base, used.get(base, 1)
     while name in used:

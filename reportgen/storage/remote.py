@@ -63,8 +63,11 @@ class RemoteError(OSError):
 
 
 def content_type(name: str) -> str:
+    """The Content-Type an object is stored with, by its name's last ending; a name whose type
+    mimetypes would read through an encoding ending ('x.html.gz' as a page) is stored as bytes."""
     suffix = posixpath.splitext(name)[1].lower()
-    return CONTENT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    guessed, encoding = mimetypes.guess_type(name)
+    return CONTENT_TYPES.get(suffix) or (None if encoding else guessed) or "application/octet-stream"
 
 
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
