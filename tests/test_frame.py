@@ -117,7 +117,11 @@ def test_a_folder_that_holds_no_log_is_named_not_an_empty_frame(tmp_path: Path) 
         assert str(raised.value) == f"reportgen.load_cells: no run log (*.jsonl) in {empty}"
     with pytest.raises(ReportInputError, match="none"):
         reportgen.load_cells([])
-    assert len(reportgen.load_cells(REPO / "sample_runs" / "heat-solver-cpu-20261206T150437Z-d2f898")) > 0
+    run = REPO / "sample_runs" / "heat-solver-cpu-20261206T150437Z-d2f898"
+    assert len(reportgen.load_cells(run)) > 0
+    # A folder of runs named through '..' or a link holds its runs too (a review of the first version).
+    (tmp_path / "linked").symlink_to(run)
+    assert len(reportgen.load_cells(tmp_path / "linked")) == len(reportgen.load_cells(empty / ".." / "linked")) > 0
 
 
 def test_the_weights_origin_is_a_column_apart_from_synthetic() -> None:

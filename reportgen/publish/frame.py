@@ -333,8 +333,8 @@ def load_cells(paths: Iterable[str | Path] | str | Path) -> pd.DataFrame:
     if found.skipped:
         raise ReportInputError("\n".join(s.format() for s in found.skipped))
     # A folder that holds no log (an empty or mistyped one), as `reportgen validate` refuses it.
-    logs = [entry.path.absolute() for entry in found.logs]
-    empty = [p for p in given if p.is_dir() and not any(log.is_relative_to(p.absolute()) for log in logs)]
+    logs = [Path(os.path.realpath(entry.path)) for entry in found.logs]  # as find_logs reached them
+    empty = [p for p in given if p.is_dir() and not any(log.is_relative_to(os.path.realpath(p)) for log in logs)]
     if empty or not given:
         where = ", ".join(shown(p) for p in empty) or "the paths given (none)"
         raise ReportInputError(f"reportgen.load_cells: no run log (*.jsonl) in {where}")
