@@ -1388,8 +1388,11 @@ def _foreign_output(out_dir: Path, runs: list[Path]) -> str | None:
                     "folder outside your runs"
                 )
         looked += len(names) + len(dirs)
-        if looked > MOST_LOOKED_AT:
-            break
+        if looked > MOST_LOOKED_AT:  # not looked through: whether it holds runs is not known
+            return (
+                f"{shown(out_dir)} holds more than {MOST_LOOKED_AT:,} entries and no site reportgen built: "
+                "give --out an empty or new folder"
+            )
     return None
 
 

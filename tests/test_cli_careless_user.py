@@ -221,3 +221,24 @@ def test_a_site_whose_every_log_was_skipped_does_not_say_there_was_none(tmp_path
     assert "larger than the limit" in result.output
     line = result.line_with("nothing written")
     assert f"no run log (*.jsonl) read in {runs}: each entry found was skipped (listed above)" in line, line
+
+
+def test_an_out_folder_too_large_to_look_through_is_refused_not_built_into(tmp_path: Path) -> None:
+    """A review: the look for run logs in --out stopped after 20,000 entries and let the build
+    write its site beside runs it had not reached (a .venv walked first)."""
+    import reportgen.cli as cli
+
+    proj = tmp_path / "proj"
+    (proj / "many").mkdir(parents=True)
+    for n in range(30):
+        (proj / "many" / f"f{n}").touch()
+    before = sorted(p.relative_to(proj) for p in proj.rglob("*"))
+    old = cli.MOST_LOOKED_AT
+    cli.MOST_LOOKED_AT = 20
+    try:
+        result = CliRunner().invoke(main, ["site", str(RUN), "--out", str(proj)])
+    finally:
+        cli.MOST_LOOKED_AT = old
+    assert result.exit_code == 2, result.output
+    assert f"{proj} holds more than 20 entries and no site reportgen built" in " ".join(result.output.split())
+    assert sorted(p.relative_to(proj) for p in proj.rglob("*")) == before
