@@ -1240,3 +1240,22 @@ def test_a_stop_while_the_task_sets_up_is_recorded_as_a_stop(tmp_path: Path) -> 
     assert not (tmp_path / "ran").exists()
     record = json.loads((destination / "_campaigns" / "c-1" / "tasks" / "task-0.s1-r0.json").read_text())
     assert record["state"] == "stopped" and record["exit_code"] == 143 and record["ended"]
+
+
+def test_a_run_a_task_is_still_delivering_is_not_read_as_a_run(tmp_path: Path) -> None:
+    """A review: the hidden name task.sh moves a run in under was read as a run all the same, so
+    a site built during a delivery (or after one cut short) published half a log. It is named as
+    skipped, and the finished runs beside it are read."""
+    from reportgen.storage.local import find_logs
+
+    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183"
+    dest = tmp_path / "dest"
+    partial = dest / ".tiny-encoder-cpu-x.partial-4242"
+    partial.mkdir(parents=True)
+    (partial / "events.jsonl").write_bytes((sample / "events.jsonl").read_bytes()[:20000])
+    shutil.copytree(sample, dest / sample.name)
+    found = find_logs([dest])
+    assert [p.path.parent.name for p in found.logs] == [sample.name]
+    assert [(s.path, s.reason) for s in found.skipped] == [
+        (partial, "a run a campaign task is delivering, or whose delivery was cut short; not read")
+    ]

@@ -440,6 +440,11 @@ def find_logs(
     return found
 
 
+# The hidden name campaign/task.sh moves a run in under before renaming it: a copy in progress,
+# or one cut short, is never read as a run.
+DELIVERING = re.compile(r"\..+\.partial-\d+")
+
+
 def _walk(
     top: Path, root: Path, follow: bool, found: Found, outside: set[tuple[int, int]]
 ) -> list[tuple[Path, str, str | None, bool]]:
@@ -492,6 +497,11 @@ def _walk(
                             )
                         )
                     continue  # a link inside the root: its logs are found through the real path
+            if is_dir and DELIVERING.fullmatch(entry.name):
+                found.skipped.append(
+                    Skipped(path, "a run a campaign task is delivering, or whose delivery was cut short; not read")
+                )
+                continue
             if entry.name.endswith(LOG_SUFFIX):
                 out.append((path, "dir" if is_dir else "file", folder_real, notes_listed))
             if is_dir and not entry.name.endswith(LOG_SUFFIX):
