@@ -231,3 +231,12 @@ def test_an_untested_cells_timings_are_no_row_figures_as_the_page_and_the_index_
     build_site([run], tmp_path / "site")
     index = pd.read_parquet(tmp_path / "site" / "index.parquet").set_index("cell")
     assert index.loc[case, ["warm_median_s", "cold_s"]].isna().all()
+    # compare-details.csv too (a second review: its candidate columns still carried them).
+    cpu = REPO / "sample_runs" / "tiny-encoder-cpu-20261129T225221Z-23a8e6"
+    result = CliRunner().invoke(main, ["compare", str(cpu), str(run), "--out", str(tmp_path / "cmp"), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "cmp" / "compare-details.csv").open(encoding="utf-8", newline="") as stream:
+        compared = [r for r in csv.DictReader(stream) if r["candidate_status"] == "untested"]
+    assert len(compared) == 7
+    columns = ("candidate_warm_median_s", "candidate_cold_s", "candidate_compile_s")
+    assert all(not r[c] for r in compared for c in columns), compared[0]

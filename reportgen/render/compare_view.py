@@ -576,6 +576,12 @@ DETAIL_HEADER = (
 )
 
 
+def _passed(side: Any, figure: Any) -> Any:
+    """A side's timing figure where its cell passed; None else, as details.csv and the pages
+    give it (a cell judged untested, its layout not measured, has no timing that counts)."""
+    return figure if side.status == "pass" else None
+
+
 def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
     """Every compared cell (and every cell that could not be compared, with the reason), one
     row each, with every figure the pages show for it, unrounded: None where nothing was
@@ -619,18 +625,18 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
                 cell.reference.agree,
                 cell.reference.key or None,
                 cell.reference.text or None,
-                *(timing.medians if timing else (b.warm_median_s, c.warm_median_s)),
+                *(timing.medians if timing else (_passed(b, b.warm_median_s), _passed(c, c.warm_median_s))),
                 *(
                     (warm.ratio, warm.low, warm.high, timing.verdict, warm.baseline_samples, warm.candidate_samples)
                     if warm and timing
                     else (None,) * 6
                 ),
-                b.cold_s,
-                c.cold_s,
+                _passed(b, b.cold_s),
+                _passed(c, c.cold_s),
                 timing.cold_ratio if timing else None,
                 timing.cold_note if timing else None,
-                b.compile_s,
-                c.compile_s,
+                _passed(b, b.compile_s),
+                _passed(c, c.compile_s),
                 timing.compile_ratio if timing else None,
                 speedup.baseline if speedup else None,
                 speedup.candidate if speedup else None,
