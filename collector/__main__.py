@@ -450,6 +450,13 @@ def _out_problem(out: Path) -> str | None:
     return None
 
 
+def _pool_worker(thread: Any) -> bool:
+    """A worker of a concurrent.futures thread pool (torch's compiles start one): Python's exit
+    handler tells such workers to end and joins them, so none holds the process open."""
+    target = getattr(thread, "_target", None)
+    return getattr(target, "__module__", "") == "concurrent.futures.thread"
+
+
 def end_process(code: int) -> int:
     """The exit code, once threads the workload started and left running cannot hold the process
     open: Python waits for every non-daemon thread before it exits, so one thread of a workload
@@ -459,7 +466,11 @@ def end_process(code: int) -> int:
     import atexit
     import threading
 
-    left = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
+    left = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.main_thread() and t.is_alive() and not t.daemon and not _pool_worker(t)
+    ]
     if not left:
         return code
     names = ", ".join(repr(t.name) for t in left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")

@@ -413,3 +413,23 @@ def test_non_finite_outputs_where_a_cell_is_not_judged_are_not_said_to_be_none(t
     )
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "1 cell(s) hold NaN or Inf output elements where they are not judged" in html
+
+
+def test_a_thread_pool_s_workers_are_not_named_as_threads_the_workload_left() -> None:
+    """A review of the thread fix: with --cold in-process, torch's compile thread pool left a
+    worker that is no daemon, and the collector blamed the workload for it. Python's exit
+    handler ends such workers; only other threads are named."""
+    import concurrent.futures
+    import threading
+
+    from collector.__main__ import _pool_worker
+
+    pool = concurrent.futures.ThreadPoolExecutor()
+    try:
+        assert pool.submit(lambda: 1).result() == 1
+        workers = [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]
+        assert workers and all(_pool_worker(t) for t in workers)
+        plain = threading.Thread(target=lambda: None)
+        assert not _pool_worker(plain)
+    finally:
+        pool.shutdown()
