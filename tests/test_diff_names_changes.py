@@ -1273,3 +1273,22 @@ def test_a_file_listed_twice_in_the_provenance_is_an_error(tmp_path: Path) -> No
         else:
             assert len(found) == 1 and found[0][:2] == ("error", 1) and said in found[0][2], found
             assert "/opt/x/collector/eventlog.py" in found[0][2]
+    # Another spelling of one path, and a second file of a role a run reads one of (a second
+    # review: a workload module listed again as '.../workloads/./x.py' lined up as a code change).
+    for files, said in (
+        (once + _sources({"./eventlog.py": "8" * 64}), "twice, with another hash"),
+        (
+            once
+            + [
+                {"role": "workload_module", "path": "/w/x.py", "sha256": "1" * 64},
+                {"role": "workload_module", "path": "/w/./x.py", "sha256": "2" * 64},
+            ],
+            "provenance lists two files as workload_module ('/w/x.py' and '/w/./x.py'): a run reads one",
+        ),
+    ):
+        events[0]["provenance"]["files"] = files
+        path = tmp_path / f"again-{len(said)}" / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(events), encoding="utf-8")
+        found = [p.message for p in read_log(path).problems if p.severity == "error"]
+        assert len(found) == 1 and said in found[0], found

@@ -19,6 +19,7 @@ import contextlib
 import functools
 import gc
 import json
+import os
 import re
 from bisect import bisect_left
 from itertools import compress, repeat
@@ -908,7 +909,15 @@ def _listed_twice(start: Any) -> str:
         return ""
     seen: dict[tuple[str, str], Any] = {}
     for entry in prov.files or ():
-        first = seen.setdefault((entry.role, entry.path), entry)
+        # One file of each of these roles a run (collector/run/setup.py), however its path is
+        # spelt ('a/./b' is 'a/b'); any other file once by its path.
+        key = (entry.role, "" if entry.role in ONE_A_RUN else os.path.normpath(entry.path))
+        first = seen.setdefault(key, entry)
+        if first is not entry and first.path != entry.path and entry.role in ONE_A_RUN:
+            return (
+                f"run_start: provenance lists two files as {entry.role} ({first.path[:160]!r} and "
+                f"{entry.path[:160]!r}): a run reads one; the log contradicts itself"
+            )
         if first is not entry:
             how = "with the same hash" if first == entry else "with another hash"
             return (
@@ -916,6 +925,10 @@ def _listed_twice(start: Any) -> str:
                 "lists each file once; the log contradicts itself"
             )
     return ""
+
+
+# The roles of which a run reads one file each (collector/run/setup.py, _files_read).
+ONE_A_RUN = frozenset({"plan", "workload_module", "constraint_rules", "backend_adapter", "backend_descriptor"})
 
 
 @contextlib.contextmanager
