@@ -1403,7 +1403,8 @@ def _owners_file(path: Path) -> bool:
     from reportgen.storage.local import NotReadable, read_bounded
 
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:  # an empty file holds nothing to lose (mktemp's)
             return False
         return not read_bounded(path, 1 << 20).startswith(b"# Revised by `reportgen plan-check")
     except FileNotFoundError:

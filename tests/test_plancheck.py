@@ -197,8 +197,10 @@ def test_a_revised_plan_replaces_no_file_of_the_owners(tmp_path: Path) -> None:
         "(it would be replaced): name a new file, or move it away first"
     ]
     assert module.read_bytes() == before
-    # A plan it revised before is replaced by the new revision, as before.
+    # A plan it revised before is replaced by the new revision, as before; so is an empty file
+    # (one mktemp made: nothing to lose, a review of the first version).
     out = tmp_path / "revised.toml"
+    out.touch()
     for _ in range(2):
         result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(out)])
         assert result.exit_code == 3 and f"wrote {out}" in result.stderr, result.output
