@@ -548,3 +548,14 @@ def test_a_misspelt_key_or_header_is_named_with_the_one_meant(text: str, message
     with pytest.raises(AnnotationError) as caught:
         parse_annotations(text, "a.toml")
     assert str(caught.value) == message
+
+
+def test_a_key_s_line_is_not_taken_from_inside_a_multi_line_string() -> None:
+    """A review: an explanation whose text holds 'verdict = ...' on a line of its own made the
+    error name that line, not the entry's real verdict key below it."""
+    from reportgen.model.annotations import AnnotationError, parse_annotations
+
+    text = '[[explain]]\nexplanation = """\nverdict = "accepted" was what we said\n"""\ncases = "b*"\nverdict = "acepted"\nreason = "r"\n'
+    with pytest.raises(AnnotationError) as caught:
+        parse_annotations(text, "a.toml")
+    assert str(caught.value).startswith("a.toml:6: [[explain]] #1 verdict: 'acepted' is none of"), str(caught.value)
