@@ -254,3 +254,11 @@ def test_an_aborted_run_says_so_once_and_dates_its_end_as_an_abort(
     assert "> **Incomplete run.** The run was aborted: received SIGINT. Cells without a result" in md, md[:800]
     assert "Incomplete run. Incomplete run" not in md and "Incomplete run.</strong> Incomplete" not in html
     assert "· run aborted " in html and "run finished" not in html
+    # A reason that ends a sentence itself is not given a second period (a review of the first version).
+    log.write_text(
+        dumps(with_envelope(finish(base_events(), status="aborted", reason="workload error: bad input."))),
+        encoding="utf-8",
+    )
+    build_report(log, tmp_path / "again")
+    md = (tmp_path / "again" / "report.md").read_text(encoding="utf-8")
+    assert "The run was aborted: workload error: bad input. Cells" in md and ".." not in md.split("Cells")[0][-200:]

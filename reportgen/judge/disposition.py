@@ -247,7 +247,8 @@ def incomplete_why(run: RunModel) -> str:
     if run.end is None:
         return "the log has no run_end (the run stopped early)"
     if run.end.status == "aborted":
-        return f"the run was aborted: {run.end.reason or 'no reason given'}"
+        # Its reason as said, without a closing period: the sentences it ends add theirs.
+        return f"the run was aborted: {(run.end.reason or '').rstrip(' .') or 'no reason given'}"
     return "the log's last line is cut off"
 
 
