@@ -728,7 +728,7 @@ def _status(location: str, fmt: str) -> int:
         for task in ledger.tasks:
             _print(_printable(f"{task.task:>4}  {task.state:<8} {task.label}  {task.reason}"))
             latest = task.latest
-            if latest is not None and task.state in ("failed", "stopped", "lost"):
+            if latest is not None and task.state in ("failed", "stopped", "lost", "retrying"):
                 for line in latest.tail:
                     _print(f"        | {_printable(line)}")
         if ledger.not_done():
@@ -758,6 +758,10 @@ def _resume_hint(ledger: Ledger) -> str:
         words.append(
             f"{unrecorded} with no record yet (queued, or never started) are left out by resume unless "
             f"given --include-unrecorded, once `{queue}` shows they are not waiting"
+        )
+    if retrying := len(ledger.retrying()):
+        words.append(
+            f"{retrying} failed with retries left are run again by the scheduler itself: resume leaves them out"
         )
     return "; ".join(words)
 

@@ -193,6 +193,10 @@ class Ledger:
         `resume` submits again."""
         return [t.task for t in self.tasks if t.state in RESUMABLE]
 
+    def retrying(self) -> list[int]:
+        """The tasks the scheduler runs again itself (a failed attempt with retries left)."""
+        return [t.task for t in self.tasks if t.state == "retrying"]
+
     def unrecorded(self) -> list[int]:
         """The tasks no attempt has written a record for: queued or never started. Only the
         scheduler's queue tells which, so `resume` submits them again only when asked."""
@@ -221,6 +225,7 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
     except READ_ERRORS as exc:
         raise LedgerError(f"planned.json: not a campaign's planned tasks ({exc})") from None
     deadline = deadline_seconds(planned.get("deadline_s"))
+    retries = whole_number(planned.get("retries", 0), "retries", MAX_INDEX)
     by_task: dict[int, list[Attempt]] = {}
     records = [name for name in names("tasks") if name.endswith(".json")]
     if len(records) > MAX_RECORDS:
@@ -239,7 +244,7 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
         index = whole_number(task["task"], "task", MAX_INDEX)
         attempts = sorted(by_task.get(index, []), key=lambda a: a.order)
         attempts = [_with_tail(a, read) for a in attempts]
-        state, reason = _state(attempts, deadline, now)
+        state, reason = _state(attempts, deadline, now, retries)
         statuses.append(
             TaskStatus(
                 index,
@@ -343,7 +348,7 @@ def _cut(line: str) -> str:
     return f"{line[:TAIL_LINE_CHARS]} [... {len(line) - TAIL_LINE_CHARS:,} more characters]"
 
 
-def _state(attempts: list[Attempt], deadline_s: float, now: datetime) -> tuple[str, str]:
+def _state(attempts: list[Attempt], deadline_s: float, now: datetime, retries: int = 0) -> tuple[str, str]:
     if not attempts:
         return "planned", UNRECORDED_WORDS
     latest = attempts[-1]
@@ -354,9 +359,16 @@ def _state(attempts: list[Attempt], deadline_s: float, now: datetime) -> tuple[s
         return "running", f"attempt {latest.attempt} on {latest.node} since {latest.started}"
     if latest.state == "done":
         return "done", f"run {', '.join(latest.runs)}"
-    if latest.state == "stopped":
-        return "stopped", f"attempt {latest.attempt} was stopped by the scheduler (exit {latest.exit_code})"
-    return "failed", f"attempt {latest.attempt} exited {latest.exit_code}"
+    ended = (
+        f"attempt {latest.attempt} was stopped by the scheduler (exit {latest.exit_code})"
+        if latest.state == "stopped"
+        else f"attempt {latest.attempt} exited {latest.exit_code}"
+    )
+    if latest.restart < retries:
+        # The Job runs this index again itself (a retry of it, not a resume): submitted again
+        # now, it would run twice.
+        return "retrying", f"{ended}; the scheduler runs it again itself (retry {latest.restart + 1} of {retries})"
+    return ("stopped" if latest.state == "stopped" else "failed"), ended
 
 
 # What a run's first line must say to be the evidence of a done task (campaign/task.sh exports

@@ -113,6 +113,9 @@ def planned_ledger(campaign: Campaign, campaign_id: str, scheduler: str, root: s
         "environments": environment_facts(campaign, scheduler),
         # Where the tasks deliver and how (a resume must deliver where the ledger and status look).
         "delivery": delivery_facts(campaign, scheduler),
+        # How often the scheduler runs a failed task again itself (Kubernetes' backoffLimitPerIndex):
+        # a failed attempt with retries left is not one `resume` submits again.
+        "retries": campaign.kubernetes.backoff_limit_per_index if scheduler == "kubernetes" else 0,
     }
     planned_text(campaign, planned)
     return planned

@@ -1259,3 +1259,34 @@ def test_a_run_a_task_is_still_delivering_is_not_read_as_a_run(tmp_path: Path) -
     assert [(s.path, s.reason) for s in found.skipped] == [
         (partial, "a run a campaign task is delivering, or whose delivery was cut short; not read")
     ]
+
+
+def test_a_failed_kubernetes_task_with_retries_left_is_not_resubmitted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review: a Kubernetes task that failed with backoff_limit_per_index retries left read
+    'failed', and resume would submit it again while the Job controller retried the index itself:
+    two runs of one task. Such a task reads 'retrying'; once its retries are spent, 'failed'."""
+    folder = _planned(tmp_path / "runs", 3)
+    planned = json.loads((folder / "planned.json").read_text())
+    planned.update(scheduler="kubernetes", retries=2)
+    (folder / "planned.json").write_text(json.dumps(planned))
+    _record(folder, 0, "s1-r0", "failed", 3, [])  # one failure: the Job retries it
+    _record(folder, 1, "s1-r0", "failed", 3, [])
+    _record(folder, 1, "s1-r1", "failed", 3, [])
+    _record(folder, 1, "s1-r2", "failed", 3, [])  # the last retry failed too
+    _record(folder, 2, "s1-r0", "done", 0, ["tiny-encoder-cpu-done"])
+    assert main(["status", str(folder)]) == 1
+    out = capsys.readouterr().out
+    lines = {int(line.split()[0]): line for line in out.splitlines() if line[:4].strip().isdigit()}
+    assert "retrying" in lines[0] and "the scheduler runs it again itself (retry 1 of 2)" in lines[0], lines[0]
+    assert "failed" in lines[1] and "retry" not in lines[1]
+    assert "1 failed with retries left are run again by the scheduler itself: resume leaves them out" in out
+    from campaign.ledger import read_ledger
+    from reportgen.storage.ledgers import folder_access
+
+    ledger = read_ledger(planned, *folder_access(folder), now=None)
+    assert ledger.resumable() == [1] and ledger.retrying() == [0]
+    # A ledger written before retries were recorded: a failure is a failure, as before.
+    del planned["retries"]
+    assert read_ledger(planned, *folder_access(folder), now=None).resumable() == [0, 1]

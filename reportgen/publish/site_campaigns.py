@@ -25,6 +25,7 @@ STATE_WORDS = {
     "stopped": "untested: stopped by the scheduler",
     "running": "untested: still running when the ledger was last written",
     "lost": "untested: lost (started, never finished)",
+    "retrying": "untested: failed, run again by the scheduler itself",
     "planned": "untested: no record yet (queued, or never started)",
 }
 
