@@ -759,6 +759,14 @@ def _resume_hint(ledger: Ledger) -> str:
             f"{unrecorded} with no record yet (queued, or never started) are left out by resume unless "
             f"given --include-unrecorded, once `{queue}` shows they are not waiting"
         )
+    stopped = sum(t.state == "stopped" for t in ledger.tasks)
+    if stopped and ledger.scheduler == "slurm":
+        # The wrapper says --requeue: a task stopped by `scontrol requeue` or a preemption is run
+        # again by Slurm as its next attempt, which the ledger cannot tell from a time limit's stop.
+        words.append(
+            f"of the {stopped} stopped, one Slurm requeued (scontrol requeue, a preemption) runs again by itself: "
+            "check `squeue` first, or resume submits it a second time"
+        )
     if retrying := len(ledger.retrying()):
         words.append(
             f"{retrying} failed with retries left are run again by the scheduler itself: resume leaves them out"

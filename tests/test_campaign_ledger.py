@@ -1290,3 +1290,16 @@ def test_a_failed_kubernetes_task_with_retries_left_is_not_resubmitted(
     # A ledger written before retries were recorded: a failure is a failure, as before.
     del planned["retries"]
     assert read_ledger(planned, *folder_access(folder), now=None).resumable() == [0, 1]
+
+
+def test_status_of_a_slurm_campaign_with_stopped_tasks_says_a_requeued_one_runs_again_by_itself(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review: after `scontrol requeue`, status said the task was stopped and to resume it, and
+    resume ran it a second time beside Slurm's own requeue. The ledger cannot tell a requeue's
+    stop from a time limit's: status says so."""
+    folder = _ledger_of_five(tmp_path / "runs")
+    _record(folder, 4, "s1-r0", "stopped", 143, ["tiny-encoder-cpu-4"])
+    assert main(["status", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "of the 1 stopped, one Slurm requeued (scontrol requeue, a preemption) runs again by itself" in out
