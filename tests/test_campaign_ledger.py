@@ -602,6 +602,31 @@ exit 0
 """
 
 
+def _task_stopped_once(tasks: Path, env: dict[str, str], flag: Path, never: str) -> tuple[int, str, float]:
+    """task.sh run on ``tasks``, sent SIGTERM once ``flag`` exists (``never``: the failure when it
+    does not come): its exit code, standard error, and the seconds from the signal to its end."""
+    proc = subprocess.Popen(
+        ["bash", str(REPO / "campaign" / "task.sh"), str(tasks)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not flag.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, never
+            time.sleep(0.02)
+        stopped_at = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        return proc.returncode, err, time.monotonic() - stopped_at
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_stopped_pod_delivers_an_aborted_run_within_its_grace_period(tmp_path: Path) -> None:
     """A Kubernetes pod stop, emulated: SIGTERM to task.sh (PID 1 of the container) while the
     collector runs. The run must be ended, delivered and recorded as stopped within the grace
@@ -629,27 +654,8 @@ def test_stopped_pod_delivers_an_aborted_run_within_its_grace_period(tmp_path: P
         "COLLECTOR_ROOT": str(tmp_path),
         "SCRATCH": str(tmp_path / "scratch"),
     }
-    proc = subprocess.Popen(
-        ["bash", str(REPO / "campaign" / "task.sh"), str(tasks)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            assert time.monotonic() < deadline and proc.poll() is None, "the task never started its collector"
-            time.sleep(0.05)
-        stopped_at = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
-        took = time.monotonic() - stopped_at
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 143, err
+    code, err, took = _task_stopped_once(tasks, env, ready, "the task never started its collector")
+    assert code == 143, err
     assert took < 10, f"took {took:.1f} s from SIGTERM to exit"
     log = (destination / "tiny-encoder-cpu-stopped" / "events.jsonl").read_text()
     assert '"status": "aborted"' in log  # the collector was told, and its aborted run delivered
@@ -1217,25 +1223,8 @@ def test_a_stop_while_the_task_sets_up_is_recorded_as_a_stop(tmp_path: Path) -> 
     (bin_dir / "cp").write_text(f'#!/bin/bash\ntouch "{started}"\nsleep 1\nexec /bin/cp "$@"\n')
     (bin_dir / "cp").chmod(0o755)
     tasks, env = _task_env(tmp_path, destination, python, f"{bin_dir}:{os.environ['PATH']}")
-    proc = subprocess.Popen(
-        ["bash", str(REPO / "campaign" / "task.sh"), str(tasks)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not started.exists():
-            assert time.monotonic() < deadline and proc.poll() is None, "the task never reached its ledger"
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 143, err
+    code, err, _ = _task_stopped_once(tasks, env, started, "the task never reached its ledger")
+    assert code == 143, err
     assert "stopped before the collector started; nothing is run" in err
     assert not (tmp_path / "ran").exists()
     record = json.loads((destination / "_campaigns" / "c-1" / "tasks" / "task-0.s1-r0.json").read_text())

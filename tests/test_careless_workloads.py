@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -182,12 +183,12 @@ def test_a_history_line_names_synthetic_weights_and_an_incomplete_run_before_fas
     assert first < line.index("synthetic weights on the before and after sides") < line.index(" faster")
 
 
-def test_processes_a_workload_starts_in_the_collector_s_process_are_ended_with_the_run(tmp_path: Path) -> None:
-    """Before: a plain child and a child in a session of its own, started by build_model in the
-    collector's own process, outlived the run (re-parented to init); holding the collector's
-    standard output, they kept `RUN=$(python -m collector ...)` waiting until they ended."""
+@contextlib.contextmanager
+def _left_processes(tmp_path: Path, fault: str) -> Iterator[tuple[subprocess.CompletedProcess[str], list[int]]]:
+    """The collector run with ``fault`` (a workload that starts processes and writes their pids
+    to a file), and those pids; whatever is still running is killed after the test."""
     pidfile = tmp_path / "pids"
-    env = {**os.environ, "FAULTY": "spawn@0", "FAULTY_PIDFILE": str(pidfile)}
+    env = {**os.environ, "FAULTY": fault, "FAULTY_PIDFILE": str(pidfile)}
     command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
     try:
         proc = subprocess.run(
@@ -199,13 +200,21 @@ def test_processes_a_workload_starts_in_the_collector_s_process_are_ended_with_t
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
         pids = [int(p) for p in pidfile.read_text(encoding="utf-8").split()]
-        assert len(pids) >= 2
+        yield proc, pids
         assert [pid for pid in pids if Path(f"/proc/{pid}").exists()] == [], "left running"
-        assert f"process(es) the workload started and left running: {pids[0]} (sleep 600)" in proc.stderr
     finally:
         for pid in (int(p) for p in (pidfile.read_text(encoding="utf-8").split() if pidfile.exists() else ())):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_processes_a_workload_starts_in_the_collector_s_process_are_ended_with_the_run(tmp_path: Path) -> None:
+    """Before: a plain child and a child in a session of its own, started by build_model in the
+    collector's own process, outlived the run (re-parented to init); holding the collector's
+    standard output, they kept `RUN=$(python -m collector ...)` waiting until they ended."""
+    with _left_processes(tmp_path, "spawn@0") as (proc, pids):
+        assert len(pids) >= 2
+        assert f"process(es) the workload started and left running: {pids[0]} (sleep 600)" in proc.stderr
 
 
 def test_a_training_cell_whose_parameters_are_outside_is_not_said_to_fail_only_its_task(tmp_path: Path) -> None:
@@ -270,26 +279,9 @@ def test_processes_a_workload_leaves_in_the_background_are_ended_with_the_run(tm
     """A review: `sleep 302 &` in a shell that ended, and the sleep of a shell the collector then
     ended, outlived the run (re-parented to init): only the collector's own children were ended.
     The collector adopts its orphaned descendants for the run and ends every one left."""
-    pidfile = tmp_path / "pids"
-    env = {**os.environ, "FAULTY": "background@0", "FAULTY_PIDFILE": str(pidfile)}
-    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
-    try:
-        proc = subprocess.run(
-            [*command, "--out", str(tmp_path / "runs"), "--modes", "eager", "--cold", "off", "--warm", "2"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        pids = [int(p) for p in pidfile.read_text(encoding="utf-8").split()]
+    with _left_processes(tmp_path, "background@0") as (proc, pids):
         assert len(pids) == 2
-        assert [pid for pid in pids if Path(f"/proc/{pid}").exists()] == [], "left running"
         assert "(sleep 602)" in proc.stderr and "(sleep 603)" in proc.stderr, proc.stderr[-2000:]
-    finally:
-        for pid in (int(p) for p in (pidfile.read_text(encoding="utf-8").split() if pidfile.exists() else ())):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_thread_the_workload_leaves_running_does_not_hold_the_collector_open(tmp_path: Path) -> None:
