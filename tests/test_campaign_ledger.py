@@ -679,21 +679,9 @@ def test_a_requeued_attempt_keeps_the_first_attempts_log(tmp_path: Path) -> None
         'echo "attempt $SLURM_RESTART_COUNT"\nexit $((1 - SLURM_RESTART_COUNT))\n'
     )
     python.chmod(0o755)
-    tasks = tmp_path / "tasks"
-    tasks.write_text(f"0\t0 w/cpu/r1 cpu cpu {python} /p.toml\n")
     destination = tmp_path / "runs"
     destination.mkdir()  # the shared folder every node mounts
-    base = {
-        **os.environ,
-        "SLURM_ARRAY_TASK_ID": "0",
-        "SLURM_ARRAY_JOB_ID": "42",
-        "MIGRATION_RECORD_CAMPAIGN": "c",
-        "MIGRATION_RECORD_CAMPAIGN_ID": "c-1",
-        "DESTINATION": str(destination),
-        "UPLOAD": "folder",
-        "COLLECTOR_ROOT": str(tmp_path),
-        "SCRATCH": str(tmp_path / "scratch"),
-    }
+    tasks, base = _task_env(tmp_path, destination, python)
     for restart in (0, 1):
         proc = subprocess.run(
             ["bash", str(REPO / "campaign" / "task.sh"), str(tasks)],

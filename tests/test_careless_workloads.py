@@ -183,22 +183,30 @@ def test_a_history_line_names_synthetic_weights_and_an_incomplete_run_before_fas
     assert first < line.index("synthetic weights on the before and after sides") < line.index(" faster")
 
 
+def _faulty_run(
+    tmp_path: Path, env: dict[str, str], warm: str = "2", timeout: int = 180
+) -> subprocess.CompletedProcess[str]:
+    """The collector on the faulty workload's eager cells (no cold call), ``env`` added to this
+    process's: it must exit 0."""
+    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
+    proc = subprocess.run(
+        [*command, "--out", str(tmp_path / "runs"), "--modes", "eager", "--cold", "off", "--warm", warm],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
 @contextlib.contextmanager
 def _left_processes(tmp_path: Path, fault: str) -> Iterator[tuple[subprocess.CompletedProcess[str], list[int]]]:
     """The collector run with ``fault`` (a workload that starts processes and writes their pids
     to a file), and those pids; whatever is still running is killed after the test."""
     pidfile = tmp_path / "pids"
-    env = {**os.environ, "FAULTY": fault, "FAULTY_PIDFILE": str(pidfile)}
-    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
     try:
-        proc = subprocess.run(
-            [*command, "--out", str(tmp_path / "runs"), "--modes", "eager", "--cold", "off", "--warm", "2"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        assert proc.returncode == 0, proc.stderr[-3000:]
+        proc = _faulty_run(tmp_path, {"FAULTY": fault, "FAULTY_PIDFILE": str(pidfile)})
         pids = [int(p) for p in pidfile.read_text(encoding="utf-8").split()]
         yield proc, pids
         assert [pid for pid in pids if Path(f"/proc/{pid}").exists()] == [], "left running"
@@ -288,16 +296,7 @@ def test_a_thread_the_workload_leaves_running_does_not_hold_the_collector_open(t
     """A review: a workload's thread that is no daemon kept the collector's process waiting after
     its run_end for as long as the thread ran (for ever, for a heartbeat). It is named, and the
     collector ends with the run's exit code, its cache folders removed."""
-    env = {**os.environ, "FAULTY": "thread@0", "TMPDIR": str(tmp_path)}
-    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
-    proc = subprocess.run(
-        [*command, "--out", str(tmp_path / "runs"), "--modes", "eager", "--cold", "off", "--warm", "2"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _faulty_run(tmp_path, {"FAULTY": "thread@0", "TMPDIR": str(tmp_path)}, timeout=120)
     assert "the workload left 1 thread(s) running ('faulty-heartbeat'); the collector ends without waiting" in (
         proc.stderr
     )
@@ -310,16 +309,7 @@ def test_a_warm_loop_whose_calls_wrote_into_their_inputs_keeps_no_timing(tmp_pat
     passed the reference's check, its warm loop timed inputs that ran to Inf (the timing event's
     inputs_fed said so), and the report gave a clean, stable median. The loop's inputs are
     checked after it: such a timing is not kept, and a warning says why."""
-    env = {**os.environ, "FAULTY": "write@2"}
-    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
-    proc = subprocess.run(
-        [*command, "--out", str(tmp_path / "runs"), "--modes", "eager", "--cold", "off", "--warm", "5"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _faulty_run(tmp_path, {"FAULTY": "write@2"}, warm="5")
     reading = read_log(Path(proc.stdout.strip()) / "events.jsonl")
     assert reading.valid and reading.complete, [p.format() for p in reading.problems]
     timed = {e.case for e in reading.events if e.kind == "timing" and e.warm}
