@@ -450,33 +450,23 @@ def _out_problem(out: Path) -> str | None:
     return None
 
 
-def _pool_worker(thread: Any) -> bool:
-    """A worker of a concurrent.futures thread pool (torch's compiles start one): Python's exit
-    handler tells such workers to end and joins them, so none holds the process open."""
-    target = getattr(thread, "_target", None)
-    return getattr(target, "__module__", "") == "concurrent.futures.thread"
-
-
 def end_process(code: int) -> int:
-    """The exit code, once threads the workload started and left running cannot hold the process
-    open: Python waits for every non-daemon thread before it exits, so one thread of a workload
-    (a heartbeat, a prefetcher) kept a finished run's collector waiting for ever. Such threads are
-    named on stderr, the exit handlers run (the run's cache folders are removed), and the process
-    ends with ``code``."""
+    """The exit code, once threads left running cannot hold the process open: Python waits for
+    every non-daemon thread before it exits (a thread pool's worker busy with a task included),
+    so one thread of a workload (a heartbeat, a prefetcher) kept a finished run's collector
+    waiting for ever. Such threads are named on stderr (torch's idle compile pool among them,
+    after a compile in this process), the exit handlers run (the run's cache folders are
+    removed), and the process ends with ``code``."""
     import atexit
     import threading
 
-    left = [
-        t
-        for t in threading.enumerate()
-        if t is not threading.main_thread() and t.is_alive() and not t.daemon and not _pool_worker(t)
-    ]
+    left = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive() and not t.daemon]
     if not left:
         return code
     names = ", ".join(repr(t.name) for t in left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
     print(
-        f"collector: the workload left {len(left)} thread(s) running ({names}); the collector ends without "
-        "waiting for them",
+        f"collector: {len(left)} thread(s) still running after the run ({names}: the workload's, or a library's "
+        "such as torch's compile pool); the collector ends without waiting for them",
         file=sys.stderr,
     )
     sys.stdout.flush()

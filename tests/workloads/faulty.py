@@ -32,7 +32,7 @@
   runs a shell that starts a sleeping process in the background and ends, and a shell that
   runs a sleep and waits for it (pids written to ``FAULTY_PIDFILE`` by the sleeps' shells);
 * ``thread`` (the number is ignored): in the collector's own process, ``build_model`` starts
-  a thread that is no daemon and sleeps for ten minutes.
+  a thread that is no daemon and sleeps for ten minutes; ``pool``: a thread pool's task does.
 
 ``FAULTY_PRINT=1`` makes ``build_model`` and every ``run_model`` call print to standard output.
 
@@ -46,6 +46,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import torch
 from torch import nn
@@ -94,6 +95,11 @@ def build_model() -> nn.Module:
         import threading
 
         threading.Thread(target=time.sleep, args=(600,), name="faulty-heartbeat").start()
+    if fault is not None and fault[0] == "pool" and not _in_cold_child():
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL.append(ThreadPoolExecutor(thread_name_prefix="faulty-pool"))
+        _POOL[0].submit(time.sleep, 600)
     if fault is not None and fault[0] == "chdir":
         os.chdir(os.environ["FAULTY_CHDIR"])
     if os.environ.get("FAULTY_PRINT"):
@@ -113,6 +119,7 @@ def make_inputs(batch: int, length: int, layout: str) -> dict[str, torch.Tensor]
 
 
 _calls: dict[int, int] = {}
+_POOL: list[Any] = []  # the thread pool the ``pool`` fault keeps busy
 
 
 def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
