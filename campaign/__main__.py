@@ -83,7 +83,8 @@ exit codes:
      task is not done, or the output could not be written (one line on stderr says why)
   2  usage error, an invalid campaign file or an unreadable ledger (the message says where)
   3  (resume) nothing submitted: the only tasks left have no record yet (queued, or never
-     started); check the queue, then resume with --include-unrecorded if they are not waiting
+     started) or are retried by their Job; check the queue, then resume with
+     --include-unrecorded if they are not waiting
   141  the output's reader went away (`| head`): stopped quietly
 
 examples:
@@ -153,9 +154,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     resume.add_argument(
         "--include-unrecorded",
         action="store_true",
-        help="also submit again the tasks with no record yet. Such a task may still be queued (pending in "
-        "squeue, a Pending pod), and would then run twice: give this only after the queue (squeue -u $USER, "
-        "kubectl get pods) shows they are not waiting",
+        help="also submit again the tasks with no record yet, and those whose last attempt ended with retries "
+        "left (Kubernetes' backoff_limit_per_index). Such a task may still be queued (pending in squeue, a "
+        "Pending pod) or be retried by its Job, and would then run twice: give this only after the queue "
+        "(squeue -u $USER, kubectl get pods) shows they are not waiting",
     )
     for sub in (submit, resume):
         sub.add_argument("campaign", type=path_argument, help="the campaign file (TOML)")
@@ -769,9 +771,22 @@ def _resume_hint(ledger: Ledger) -> str:
         )
     if retrying := len(ledger.retrying()):
         words.append(
-            f"{retrying} failed with retries left are run again by the scheduler itself: resume leaves them out"
+            f"{retrying} that ended with retries left are run again by their Job itself: resume leaves them out "
+            f"unless given --include-unrecorded, once `{_queue_command(ledger.scheduler)}` shows the Job gone"
         )
     return "; ".join(words)
+
+
+def _waiting_words(ledger: Any, tasks: list[int]) -> str:
+    """Why ``tasks`` may still run, in words: no record yet (queued, or never started), or
+    retried by their Job (an attempt that ended with retries left)."""
+    retrying = set(ledger.retrying())
+    said = []
+    if any(t not in retrying for t in tasks):
+        said.append("have no record yet, queued or never started")
+    if any(t in retrying for t in tasks):
+        said.append("ended with retries left, which their Job runs again itself")
+    return " or ".join(said)
 
 
 def _print(text: str, file: Any = None) -> None:
@@ -831,15 +846,17 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         )
     # What a later refusal, or resume, names: the scheduler, and the script sbatch reads.
     found = replace(found, scheduler=args.scheduler, wrapper=str(files.wrapper))
-    unrecorded = ledger.unrecorded()
+    # Tasks that may still run: queued with no record yet, or retried by their Job itself.
+    unrecorded = sorted(ledger.unrecorded() + ledger.retrying())
     left_out = [] if args.include_unrecorded else unrecorded
     missing = sorted(ledger.resumable() + (unrecorded if args.include_unrecorded else []))
+    waiting = _waiting_words(ledger, left_out)
     queue = _queue_command(args.scheduler)
     when = _printable(resubmitted(ledger, found, left_out))  # one line, whatever sbatch answered
     if not missing and left_out:
         _print(
             f"campaign {ledger.campaign_id}: nothing submitted: the {len(left_out)} task(s) left ({_indexes(left_out)}) "
-            f"have no record yet, queued or never started{f' ({when})' if when else ''}; once `{queue}` shows they "
+            f"{waiting}{f' ({when})' if when else ''}; once `{queue}` shows they "
             "are not waiting, resume with --include-unrecorded"
         )
         return ONLY_UNRECORDED
@@ -862,8 +879,12 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
     )
     if left_out:
         _print(
-            f"left out: {len(left_out)} task(s) with no record yet ({_indexes(left_out)}), queued or never started"
-            f"{f' ({when})' if when else ''}; once `{queue}` shows they are not waiting, --include-unrecorded "
+            (
+                f"left out: {len(left_out)} task(s) with no record yet ({_indexes(left_out)}), queued or never started"
+                if not set(left_out) & set(ledger.retrying())
+                else f"left out: {len(left_out)} task(s) ({_indexes(left_out)}) that {waiting}"
+            )
+            + f"{f' ({when})' if when else ''}; once `{queue}` shows they are not waiting, --include-unrecorded "
             "submits them too"
         )
     if args.dry_run:

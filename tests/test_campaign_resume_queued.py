@@ -165,3 +165,36 @@ def test_a_resume_dry_run_says_its_submission_number_is_not_reserved(
     helptext = " ".join(capsys.readouterr().out.split())
     assert "the submission number shown is not reserved" in helptext
     assert "--include-unrecorded" in helptext and "squeue" in helptext and "3 nothing submitted" in helptext
+
+
+def test_a_kubernetes_resume_leaves_out_tasks_their_job_retries_until_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A task whose last attempt ended with retries left (backoff_limit_per_index) is run again
+    by its Job: resume leaves it out, as it does a queued task, and submits it when asked (a
+    second review: once the Job was deleted, no resume could bring such a task back)."""
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text(
+        KUBE_CAMPAIGN.format(destination=tmp_path / "runs").replace(
+            'volume_claim = "runs"\n', 'volume_claim = "runs"\nbackoff_limit_per_index = 2\n'
+        )
+    )
+    out = tmp_path / "nightly.k8s.json"
+    assert main(["submit", str(campaign), "--scheduler", "kubernetes", "--out", str(out)]) == 0
+    planned = json.loads((tmp_path / "nightly.planned.json").read_text())
+    assert planned["retries"] == 2
+    folder = tmp_path / "runs" / "_campaigns" / planned["campaign_id"]  # as the first pod writes it
+    (folder / "tasks").mkdir(parents=True)
+    (folder / "planned.json").write_text(json.dumps(planned))
+    _record(folder, 0, "s1-r0", "stopped", 143, [])  # the Job retries it (1 of 2) ...
+    _record(folder, 1, "s1-r0", "done", 0, ["r1"])
+    capsys.readouterr()
+    resume = ["resume", str(campaign), "--scheduler", "kubernetes", "--out", str(out)]
+    assert main(resume) == 3
+    said = capsys.readouterr().out
+    assert (
+        "nothing submitted: the 1 task(s) left (0) ended with retries left, which their Job runs again itself" in said
+    )
+    # ... unless the Job is gone: asked, resume submits it.
+    assert main([*resume, "--include-unrecorded"]) == 0
+    assert "resuming 1 task(s) not done (0), submission 2" in capsys.readouterr().out
