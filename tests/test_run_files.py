@@ -137,7 +137,7 @@ def test_a_trace_a_browser_would_run_as_a_page_is_copied_under_an_inert_name(tmp
     outside the pages' content security policy. Its copy now ends in .bin; a JSON trace keeps its name."""
     log = _copy_run(tmp_path)
     page = b"<script>document.title='XSS'</script>"
-    names = ("evil.html", "evil.svg", "b.JSON", "evil.html.gz", "c.json.gz")
+    names = ("evil.html", "evil.svg", "b.JSON", "evil.html.gz", "c.json.gz", "host_1.17.pt.trace.json")
     for name in names:
         (log.parent / "traces" / name).write_bytes(page)
     digest = hashlib.sha256(page).hexdigest()
@@ -148,7 +148,15 @@ def test_a_trace_a_browser_would_run_as_a_page_is_copied_under_an_inert_name(tmp
     files, written = copy_run_files(judge_log(log), tmp_path / "page")
     copied = sorted(p.name for p in written if p.parent.name == "traces")
     # Every ending counts (a second review: 'evil.html.gz' kept its name, typed text/html by its inner one).
-    assert copied == ["b.JSON", "c.json.gz", "evil.html.bin", "evil.html.gz.bin", "evil.svg.bin"], copied
+    # A name with other inner endings (torch's own 'host_1.17.pt.trace.json') keeps it (a third review).
+    assert copied == [
+        "b.JSON",
+        "c.json.gz",
+        "evil.html.bin",
+        "evil.html.gz.bin",
+        "evil.svg.bin",
+        "host_1.17.pt.trace.json",
+    ], copied
     links = {f.href for f in files if f.label.startswith("Trace")}
     assert links == {f"traces/{name}" for name in copied}
     assert not list((tmp_path / "page" / "traces").glob("*.html"))

@@ -28,6 +28,8 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 # served as a page of the site's own origin, outside its pages' content security policy.
 TRACE_ENDINGS = frozenset({".json", ".gz", ".pb", ".ntff", ".neff", ".txt", ".csv", ".log", ".bin"})
 INERT = ".bin"
+# Endings of pages and scripts, which taken inside a name ('x.html.gz') may still type it as one.
+PAGE_ENDINGS = frozenset({".html", ".htm", ".xhtml", ".shtml", ".svg", ".svgz", ".xml", ".xsl", ".js", ".mjs"})
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,10 @@ def _copy_trace(
     # system takes), numbered when another trace took it: traces of many cells may share one
     # name in folders of their own.
     base = _SAFE_NAME.sub("-", Path(logged).name)[-100:].strip("-.") or "trace"
-    # Every ending counts: a server or an object store may type 'x.html.gz' as a page by its inner one.
-    if not Path(base).suffixes or any(ending.lower() not in TRACE_ENDINGS for ending in Path(base).suffixes):
+    # The last ending decides the type most servers give; an inner one a page's or a script's
+    # may decide it for others ('x.html.gz' typed a page by mimetypes).
+    endings = [ending.lower() for ending in Path(base).suffixes]
+    if not endings or endings[-1] not in TRACE_ENDINGS or any(e in PAGE_ENDINGS for e in endings):
         base += INERT
     name, number = base, used.get(base, 1)
     while name in used:
