@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 
 import csv
+import json
 import io
 from pathlib import Path
 from typing import Any
@@ -240,3 +241,9 @@ def test_an_untested_cells_timings_are_no_row_figures_as_the_page_and_the_index_
     assert len(compared) == 7
     columns = ("candidate_warm_median_s", "candidate_cold_s", "candidate_compile_s")
     assert all(not r[c] for r in compared for c in columns), compared[0]
+    # And compare.json (a third review: it still gave them).
+    result = CliRunner().invoke(main, ["compare", str(cpu), str(run), "--out", str(tmp_path / "j"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "j" / "compare.json").read_text(encoding="utf-8"))
+    sides = [c["candidate"] for c in data["cells"] if c["candidate"]["status"] == "untested"]
+    assert len(sides) == 7 and all(s[f] is None for s in sides for f in ("warm_median_s", "cold_s", "compile_s"))

@@ -576,6 +576,10 @@ DETAIL_HEADER = (
 )
 
 
+# A side's timing figures, given where its cell passed only.
+PASSING_FIGURES = ("warm_median_s", "cold_s", "compile_s")
+
+
 def _passed(side: Any, figure: Any) -> Any:
     """A side's timing figure where its cell passed; None else, as details.csv and the pages
     give it (a cell judged untested, its layout not measured, has no timing that counts)."""
@@ -676,6 +680,8 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
         for role in ("baseline", "candidate"):
             if raw[role]["diverges"] is None:  # only localised cells (1.2 logs) carry where they diverge
                 del raw[role]["diverges"]
+            for figure in PASSING_FIGURES:  # as compare-details.csv gives them (_passed)
+                raw[role][figure] = _passed(getattr(cell, role), raw[role][figure])
         if cell.timing is not None:
             raw["timing"]["verdict"] = cell.timing.verdict
             raw["timing"]["in_geomean"] = cell.timing.in_geomean
