@@ -699,7 +699,7 @@ Example:
     "out_dir",
     required=True,
     type=WritePath(file_okay=False),
-    help="Directory the site is written to: a new or empty one, one a reportgen command wrote, or one whose files the site does not replace (index.html, index.csv, index.json, index.parquet, runs/, workloads/, comparisons/, campaigns/, assets/) and that holds no run log but those given as RUNS.",
+    help="Directory the site is written to: a new or empty one, one a reportgen command wrote, or one whose files the site does not replace (index.html, index.csv, index.json, index.parquet, runs/, workloads/, comparisons/, campaigns/, assets/) and that holds no run log but those given as RUNS (its first build looks through at most 20,000 of its entries, RUNS below it aside, and refuses a larger one).",
 )
 @click.option(
     "--config",
@@ -1374,6 +1374,8 @@ def _foreign_output(out_dir: Path, runs: list[Path]) -> str | None:
     given = [os.path.realpath(w).rstrip(os.sep) + (os.sep if w.is_dir() else "") for w in runs]
     looked = 0
     for folder, dirs, names in os.walk(out_dir):
+        # A RUNS folder below --out (a Pages root's data/) is the runs given: not looked through.
+        dirs[:] = [d for d in dirs if os.path.realpath(os.path.join(folder, d)) + os.sep not in given]
         for name in names:
             path = os.path.join(folder, name)
             real = os.path.realpath(path)

@@ -242,3 +242,14 @@ def test_an_out_folder_too_large_to_look_through_is_refused_not_built_into(tmp_p
     assert result.exit_code == 2, result.output
     assert f"{proj} holds more than 20 entries and no site reportgen built" in " ".join(result.output.split())
     assert sorted(p.relative_to(proj) for p in proj.rglob("*")) == before
+    # The RUNS folder given below --out (a Pages root's data/) is not counted (a third review).
+    shutil.rmtree(proj / "many")
+    shutil.copytree(RUN, proj / "data" / RUN.name)
+    for n in range(30):
+        (proj / "data" / f"f{n}").touch()
+    cli.MOST_LOOKED_AT = 20
+    try:
+        result = CliRunner().invoke(main, ["site", str(proj / "data"), "--out", str(proj)])
+    finally:
+        cli.MOST_LOOKED_AT = old
+    assert result.exit_code == 0, result.output
