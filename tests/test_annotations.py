@@ -550,12 +550,20 @@ def test_a_misspelt_key_or_header_is_named_with_the_one_meant(text: str, message
     assert str(caught.value) == message
 
 
-def test_a_key_s_line_is_not_taken_from_inside_a_multi_line_string() -> None:
+MULTI_LINE = '[[explain]]\nexplanation = """\nverdict = "accepted" was what we said\n"""\ncases = "b*"\nverdict = "acepted"\nreason = "r"\n'
+THREE_QUOTES_IN_ONE_LINE = (
+    '[[explain]]\ncases = "b*"\nexplanation = "use \'\'\' to quote"\nverdict = "acepted"\nreason = "r"\n\n'
+    '[[explain]]\ncases = "c*"\nexplanation = "closing \'\'\' here"\nverdict = "accepted"\nreason = "r"\n'
+)
+
+
+@pytest.mark.parametrize("text", [MULTI_LINE, THREE_QUOTES_IN_ONE_LINE], ids=["multi-line", "quotes-in-one-line"])
+def test_a_key_s_line_is_never_taken_from_inside_a_string(text: str) -> None:
     """A review: an explanation whose text holds 'verdict = ...' on a line of its own made the
-    error name that line, not the entry's real verdict key below it."""
+    error name that line; and (a later review) a one-line string holding three quotes made it
+    name a line of the next entry. Past a line with three quotes the entry's header is named."""
     from reportgen.model.annotations import AnnotationError, parse_annotations
 
-    text = '[[explain]]\nexplanation = """\nverdict = "accepted" was what we said\n"""\ncases = "b*"\nverdict = "acepted"\nreason = "r"\n'
     with pytest.raises(AnnotationError) as caught:
         parse_annotations(text, "a.toml")
-    assert str(caught.value).startswith("a.toml:6: [[explain]] #1 verdict: 'acepted' is none of"), str(caught.value)
+    assert str(caught.value).startswith("a.toml:1: [[explain]] #1 verdict: 'acepted' is none of"), str(caught.value)

@@ -214,16 +214,16 @@ def _key_line(text: Sequence[str], start: int | None, key: str) -> int | None:
     header), or None where it is not written on a line of its own."""
     if start is None:
         return None
-    quote = ""  # the multi-line string a line is inside, if any: its lines are no keys
     for number in range(start + 1, len(text) + 1):
         line = text[number - 1]
-        if not quote:
-            if _HEADER.match(line):
-                return None
-            if re.match(rf"[ \t]*{re.escape(key)}[ \t]*=", line):
-                return number
-        for mark in re.findall(r'"""|\'\'\'', line):
-            quote = "" if quote == mark else quote or mark
+        if _HEADER.match(line):
+            return None
+        if re.match(rf"[ \t]*{re.escape(key)}[ \t]*=", line):
+            return number
+        if '"""' in line or "'''" in line:
+            # A multi-line string may start here, and a line of it look like a key: past it, the
+            # entry's header is named rather than a line that may be inside one.
+            return None
     return None
 
 
