@@ -1234,7 +1234,11 @@ def test_a_run_a_task_is_still_delivering_is_not_read_as_a_run(tmp_path: Path) -
     found = find_logs([dest])
     assert [p.path.parent.name for p in found.logs] == [sample.name]
     assert [(s.path, s.reason) for s in found.skipped] == [
-        (partial, "a run a campaign task is delivering, or whose delivery was cut short; not read")
+        (
+            partial,
+            "a run a campaign task is delivering, or whose delivery was cut short; not read "
+            "(once no task delivers, remove one cut short: its run is in that task's scratch folder)",
+        )
     ]
 
 

@@ -499,7 +499,11 @@ def _walk(
                     continue  # a link inside the root: its logs are found through the real path
             if is_dir and DELIVERING.fullmatch(entry.name):
                 found.skipped.append(
-                    Skipped(path, "a run a campaign task is delivering, or whose delivery was cut short; not read")
+                    Skipped(
+                        path,
+                        "a run a campaign task is delivering, or whose delivery was cut short; not read "
+                        "(once no task delivers, remove one cut short: its run is in that task's scratch folder)",
+                    )
                 )
                 continue
             if entry.name.endswith(LOG_SUFFIX):
