@@ -351,13 +351,14 @@ def test_a_log_listing_very_many_imports_is_bounded(tmp_path: Path) -> None:
 
 
 def test_a_log_listing_very_many_other_files_is_bounded(tmp_path: Path) -> None:
-    """Not only imports: 5,000 'plan' files give 300 rows and one line for the rest, whose
+    """Not only imports: 5,000 files of another role (one a later collector may write; a run
+    reads one plan, so 5,000 of those are refused) give 300 rows and one line for the rest, whose
     digest still shows a change among them; the page stays small."""
 
     def plans(changed: str) -> list[dict[str, Any]]:
         events = _provenance(base_events(), {"helper.py": "1"})
         files = events[0]["provenance"]["files"]
-        files[1:1] = [{"role": "plan", "path": f"/host/p{i}.toml", "sha256": "b" * 64} for i in range(5_000)]
+        files[1:1] = [{"role": "dataset", "path": f"/host/p{i}.toml", "sha256": "b" * 64} for i in range(5_000)]
         files[4_000]["sha256"] = changed * 64
         return events
 
