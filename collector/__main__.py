@@ -150,7 +150,7 @@ def option_problem(args: argparse.Namespace) -> str | None:
     --warm), in words; None when nothing. A campaign checks its workloads' args with it too."""
     from collector.planschema import MAX_WARM_REPETITIONS
 
-    modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
+    modes = [m.strip() for m in args.modes.split(",")] if args.modes is not None else []
     unknown = next((m for m in modes if m not in ("eager", "compiled")), None)
     if unknown is not None:
         return f"--modes takes eager and/or compiled, not {unknown[:40]!r}"

@@ -567,6 +567,7 @@ BAD_OPTIONS = [
     (["--warm", "-2"], "--warm takes a count from 1 to 10000, got -2"),
     (["--warm", "x"], "argument --warm: invalid int value: 'x'"),
     (["--modes", "fast"], "--modes takes eager and/or compiled, not 'fast'"),
+    (["--modes", ""], "--modes takes eager and/or compiled, not ''"),  # it had run every mode
 ]
 
 
