@@ -318,13 +318,20 @@ def _names(value: Any, key: str) -> tuple[str, ...]:
 
 
 def _with_tail(attempt: Attempt, read: Reader) -> Attempt:
-    if attempt.state in ("done", "running") or "/" in attempt.log:
+    if attempt.state in ("done", "running"):
         return attempt
+    if "/" in attempt.log or attempt.log in ("", ".", ".."):
+        # task.sh names the log beside its record: a path elsewhere is not read, and said so.
+        return _tail_note(attempt, f"(its record names the log {attempt.log[:80]!r}, not a file beside it: not read)")
     data = read(f"tasks/{attempt.log}", tail=TAIL_BYTES)
     if data is None:
-        return attempt
+        return _tail_note(attempt, f"(its log tasks/{attempt.log[:80]} is not in the ledger)")
     lines = _last_lines(data)
     return Attempt(**{**attempt.__dict__, "tail": tuple(_cut(line) for line in lines)})
+
+
+def _tail_note(attempt: Attempt, note: str) -> Attempt:
+    return Attempt(**{**attempt.__dict__, "tail": (note,)})
 
 
 def _last_lines(data: bytes) -> list[str]:

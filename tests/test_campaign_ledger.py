@@ -1287,3 +1287,23 @@ def test_status_of_a_slurm_campaign_with_stopped_tasks_says_a_requeued_one_runs_
     assert main(["status", str(folder)]) == 1
     out = capsys.readouterr().out
     assert "of the 1 stopped, one Slurm requeued (scontrol requeue, a preemption) runs again by itself" in out
+
+
+def test_a_record_naming_a_log_elsewhere_says_it_was_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review: a failed task's record naming its log '../../etc/passwd' (or a log missing from
+    the ledger) showed no lines and no word why; nothing outside the ledger is read still."""
+    folder = _ledger_of_five(tmp_path / "runs")
+    record = folder / "tasks" / "task-1.s1-r0.json"
+    data = json.loads(record.read_text())
+    data["log"] = "../../etc/passwd"
+    record.write_text(json.dumps(data))
+    assert main(["status", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "| (its record names the log '../../etc/passwd', not a file beside it: not read)" in out
+    assert "root:" not in out
+    data["log"] = "gone.log"
+    record.write_text(json.dumps(data))
+    assert main(["status", str(folder)]) == 1
+    assert "| (its log tasks/gone.log is not in the ledger)" in capsys.readouterr().out
