@@ -202,18 +202,24 @@ def sweep_left_behind(parent: Path | None = None) -> list[Path]:
 _TORCH_WORKER = b"torch/_inductor/compile_worker"
 
 
+def _stat(pid: int | str) -> list[bytes] | None:
+    """The fields of a process's /proc stat after its command (state, parent, ...); None where
+    it cannot be read (gone, or not Linux)."""
+    with contextlib.suppress(OSError, ValueError):
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+        # pid (comm) state ppid ...: comm may hold spaces and parentheses, so after the last ')'
+        return raw[raw.rindex(b")") + 2 :].split()
+    return None
+
+
 def _parents() -> dict[int, int]:
     """Each process's parent (Linux /proc; an empty map elsewhere)."""
     found: dict[int, int] = {}
     with contextlib.suppress(OSError):
         for entry in os.scandir("/proc"):
-            if not entry.name.isdigit():
-                continue
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                    stat = handle.read()
-                # pid (comm) state ppid ...: comm may hold spaces and parentheses, so after the last ')'
-                found[int(entry.name)] = int(stat[stat.rindex(b")") + 2 :].split()[1])
+            if entry.name.isdigit() and (fields := _stat(entry.name)) is not None and len(fields) > 1:
+                found[int(entry.name)] = int(fields[1])
     return found
 
 
@@ -266,13 +272,14 @@ def end_left_children(before: set[int], grace: float = 2.0) -> list[str]:
 def _left(pid: int) -> tuple[int, str] | None:
     """(pid, command) of a process left running, None for one that exited (a child of ours is
     reaped here) or is torch's compile worker."""
-    with contextlib.suppress(OSError, IndexError):
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
-        if stat[stat.rindex(b")") + 2 :].startswith(b"Z"):  # exited, not yet reaped: reaped here
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
-            return None
+    fields = _stat(pid)
+    if not fields:
+        return None
+    if fields[0] == b"Z":  # exited, not yet reaped: reaped here
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        return None
+    with contextlib.suppress(OSError):
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
             command = handle.read().replace(b"\0", b" ").strip()
         if _TORCH_WORKER in command:
@@ -288,8 +295,5 @@ def _ended(pid: int) -> bool:
         done, _status = os.waitpid(pid, os.WNOHANG)
         return bool(done)
     except ChildProcessError:
-        with contextlib.suppress(OSError, IndexError):
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                stat = handle.read()
-            return stat[stat.rindex(b")") + 2 :].startswith(b"Z")
-        return True
+        fields = _stat(pid)
+        return not fields or fields[0] == b"Z"

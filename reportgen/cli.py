@@ -1341,8 +1341,6 @@ def plan_check(
     sys.exit(plancheck.EXIT_CODES[review.classification])
 
 
-# The names a site writes at the top of its folder, beside SITE_FOLDERS (publish/site.py).
-SITE_FILES = ("index.html", "index.csv", "index.json", "index.parquet")
 # How many entries of a folder that holds no site are looked through for a run log.
 MOST_LOOKED_AT = 20_000
 
@@ -1359,10 +1357,12 @@ def _foreign_output(out_dir: Path, runs: list[Path]) -> str | None:
 
     if not out_dir.is_dir() or any(os.path.lexists(out_dir / name) for name in (SITE_STATE_NAME, LOCK_NAME)):
         return None
+    from reportgen.publish.site import ROWS_NAME, SITE_FILES  # a first build imports them anyway
+
     taken = sorted(
         name
         for name in os.listdir(out_dir)
-        if (name in SITE_FILES or name in SITE_FOLDERS or re.fullmatch(r"index-rows-[0-9a-f]{10}\.js", name))
+        if (name in SITE_FILES or name in SITE_FOLDERS or ROWS_NAME.fullmatch(name))
         and not os.path.islink(out_dir / name)
     )
     if taken:

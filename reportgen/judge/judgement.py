@@ -183,7 +183,7 @@ def judge(
         undecided=undecided,
         judged_with=_judged_with(run),
         # Said after the page's 'Incomplete run.' (the reason's own 'Incomplete run: ' left out).
-        incomplete="" if run.complete else f"{incomplete_why(run)[:1].upper()}{incomplete_why(run)[1:]}.",
+        incomplete="" if run.complete else _sentence(incomplete_why(run)),
         failed=failed,
         flagged=flagged_cells,
         entry_groups=alike_entries(annotations),
@@ -410,3 +410,8 @@ def gist(explanation: str) -> str:
     if len(shown) > GIST_CHARS:
         shown = shown[: GIST_CHARS - 1].rstrip() + "…"
     return shown
+
+
+def _sentence(words: str) -> str:
+    """``words`` as a sentence: capitalised, with its period."""
+    return f"{words[:1].upper()}{words[1:]}."

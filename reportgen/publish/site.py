@@ -167,6 +167,8 @@ HISTORY_PAIRS = 30  # consecutive pairs a workload page shows in full (a page of
 # two thirds of it chart points two pixels apart.
 HISTORY_ROWS = 100
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
+# The files a site writes at the top of its folder, beside ROWS_NAME's and its folders.
+SITE_FILES = ("index.html", "index.csv", "index.json", CELL_INDEX)
 
 
 @dataclass
@@ -1301,4 +1303,4 @@ def write_index(
         stale = sorted(e.name for e in found if ROWS_NAME.fullmatch(e.name) and e.name != script)
     for name in stale:
         remove_inside(out_dir, out_dir / name)
-    return written, ["index.html", "index.csv", "index.json", script]
+    return written, [*SITE_FILES[:3], script]
