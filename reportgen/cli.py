@@ -865,7 +865,7 @@ verdicts read by chance: how far a second run would move is not measured); give 
 (--before RUN --before RUN ... --after RUN ...) and it covers the variation between runs too
 (the wider of a hierarchical bootstrap with a fixed seed and a t interval on the runs' log
 medians: the same runs give the same output, and few runs give a wide interval). Where a run
-of either side has mismatching cells without a verdict, its performance acceptance is stopped
+of either side has mismatching or errored cells without a verdict, its performance acceptance is stopped
 and no timing is compared (as in `reportgen compare`): the reason stands in place of any ratio.
 A ratio from a cell with CPU fallback or a hit recompile limit, under a changed timing scope,
 warm repetitions, or re-measure rounds (of a cell measured again), or across a changed host

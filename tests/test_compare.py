@@ -437,7 +437,7 @@ def test_unexplained_mismatch_stops_the_timing_comparison(tmp_path: Path) -> Non
     comparison = gather(base, cand)
     assert comparison.timed == [] and comparison.geomean is None
     assert (
-        "timing not compared: performance acceptance is stopped on the candidate until the mismatching cells have a verdict"
+        "timing not compared: performance acceptance is stopped on the candidate until the mismatching or errored cells have a verdict"
         in comparison.headline
     )
     assert "3 correct on both" in comparison.headline

@@ -247,7 +247,7 @@ def test_a_replicate_awaiting_a_verdict_stops_timing_as_a_first_run_does(tmp_pat
     diff = RUNNER.invoke(main, ["diff", "--before", str(before), "--after", str(after), "--after", str(stopped)])
     assert "geometric mean:" not in diff.output and ": faster" not in diff.output, diff.output
     assert "performance acceptance is stopped on the after until" in diff.output, diff.output
-    assert "after run after-mismatching: 1 mismatching cell(s) without a verdict" in diff.output
+    assert "after run after-mismatching: 1 mismatching or errored cell(s) without a verdict" in diff.output
 
 
 def test_cpu_fallback_in_a_replicate_flags_the_ratio_in_compare_and_diff(tmp_path: Path) -> None:

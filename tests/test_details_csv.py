@@ -202,6 +202,50 @@ def test_every_row_says_whether_the_runs_performance_acceptance_is_stopped(tmp_p
     ]
 
 
+def test_an_errored_cell_without_a_verdict_stops_performance_acceptance_as_its_reason_says(tmp_path: Path) -> None:
+    """A review: the blocking reason read '2 errored cell(s) not explained; performance acceptance
+    is stopped until they are', while details.csv said False on every row, section 7 had no stop,
+    the scope called the run's timing stable, and diff compared its timings. An error is a result
+    not compared (a wrong output shape among them): it stops performance as a mismatch does."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from reportgen.render.report import build_report, judge_log
+    from tests.logbuilder import compile_failure_log
+
+    logs = []
+    for run_id in ("errored-before", "errored-after"):
+        events = compile_failure_log()
+        for event in events:
+            if event["kind"] == "run_start":
+                event["run_id"] = run_id
+        logs.append(tmp_path / run_id / "events.jsonl")
+        logs[-1].parent.mkdir()
+        logs[-1].write_text(dumps(events), encoding="utf-8")
+    judged = judge_log(logs[0])
+    errored = [c.case for c in judged.run.cells if c.status == "error"]
+    assert errored and judged.disposition.performance_stopped == tuple(errored)
+    build_report(logs[0], tmp_path / "out")
+    with (tmp_path / "out" / "details.csv").open(encoding="utf-8", newline="") as stream:
+        assert {row["performance_stopped"] for row in csv.DictReader(stream)} == {"True"}
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "**Performance acceptance stopped** until these mismatching or errored cells have a verdict" in md
+    assert "| performance | stopped: 2 mismatching or errored cell(s) have no verdict" in md
+    assert "is stable by the collector's rules" not in md
+    diff = CliRunner().invoke(main, ["diff", str(logs[0]), str(logs[1])])
+    assert "timing not compared: performance acceptance is stopped on the before and after" in diff.output, diff.output
+    # A verdict lifts the stop, as it does a mismatch's.
+    notes = tmp_path / "annotations.toml"
+    notes.write_text(
+        "".join(
+            f'[{case}]\nexplanation = "No such op."\nverdict = "change-needed"\nchange = "operator"\nreason = "owner"\n'
+            for case in errored
+        ),
+        encoding="utf-8",
+    )
+    assert judge_log(logs[0], annotations=notes).disposition.performance_stopped == ()
+
+
 def test_an_untested_cells_timings_are_no_row_figures_as_the_page_and_the_index_give_none(tmp_path: Path) -> None:
     """A review: details.csv gave warm and cold timings (and a blank stability word) to cells the
     page calls untested (their layout not measured, in a CUDA sample run), load_cells gave them

@@ -133,8 +133,8 @@ def test_a_stopped_run_gives_no_ratio_and_says_why(tmp_path: Path) -> None:
     assert diff.timings == [] and diff.not_timed == [case_key(1, 16, "compiled"), case_key(1, 16, "eager"), BIG_EAGER]
     text = format_diff(diff)
     assert (
-        "timing not compared: performance acceptance is stopped on the after until the mismatching cells have a"
-        " verdict (after run run-after: 1 mismatching cell(s) without a verdict)"
+        "timing not compared: performance acceptance is stopped on the after until the mismatching or errored cells"
+        " have a verdict (after run run-after: 1 mismatching or errored cell(s) without a verdict)"
     ) in text
     data = json.loads(CliRunner().invoke(main, ["diff", "--json", str(before), str(after)]).output)
     assert (

@@ -504,18 +504,18 @@ class JudgedSide:
 
 
 def _perf_stopped(side: JudgedSide) -> tuple[str, ...]:
-    """The disposition's rule: mismatching cells without a verdict stop performance acceptance."""
+    """The disposition's rule: mismatching or errored cells without a verdict stop performance acceptance."""
     return side.disposition.performance_stopped
 
 
 @dataclass(frozen=True)
 class TimingStop:
     """The sides of a pair whose performance acceptance is stopped: a run of theirs holds
-    mismatching cells without a verdict (disposition.performance_stopped). Then no timing of the
+    mismatching or errored cells without a verdict (disposition.performance_stopped). Then no timing of the
     pair is compared, by `reportgen compare` or by `reportgen diff`: no ratio, no interval, no
     verdict, only this reason. Either command asks ``timing_stop`` and says what it answers."""
 
-    runs: tuple[tuple[str, str, int], ...]  # (role, run id, its mismatching cells without a verdict)
+    runs: tuple[tuple[str, str, int], ...]  # (role, run id, its mismatching or errored cells without a verdict)
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -528,7 +528,7 @@ class TimingStop:
 
     @property
     def reason(self) -> str:
-        return f"performance acceptance is stopped on the {' and '.join(self.roles)} until the mismatching cells have a verdict"
+        return f"performance acceptance is stopped on the {' and '.join(self.roles)} until the mismatching or errored cells have a verdict"
 
     @property
     def headline(self) -> str:
@@ -537,9 +537,10 @@ class TimingStop:
 
     @property
     def runs_text(self) -> str:
-        """Which runs stop it: 'after run x: 2 mismatching cell(s) without a verdict; ...'."""
+        """Which runs stop it: 'after run x: 2 mismatching or errored cell(s) without a verdict; ...'."""
         return "; ".join(
-            f"{role} run {run_id}: {count} mismatching cell(s) without a verdict" for role, run_id, count in self.runs
+            f"{role} run {run_id}: {count} mismatching or errored cell(s) without a verdict"
+            for role, run_id, count in self.runs
         )
 
 
@@ -1712,7 +1713,7 @@ def _notes(base: RunModel, cand: RunModel, sides: tuple[Side, Side]) -> list[str
             notes.append(f"The {side.role} run is incomplete: its unrecorded cells are untested.")
         if side.perf_stopped:
             notes.append(
-                f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching cell(s) without a verdict; no timing is compared until they have a verdict."
+                f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching or errored cell(s) without a verdict; no timing is compared until they have a verdict."
             )
         if not evidence_for_target(side):
             notes.append(

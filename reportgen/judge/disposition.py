@@ -1496,5 +1496,7 @@ def scope_sentence(scope: Scope) -> str:
 
 
 def performance_stopped(run: RunModel, notes: Notes) -> tuple[str, ...]:
-    """Cells whose mismatch has no verdict yet: performance acceptance waits for them."""
-    return tuple([case for case in failed_cases(run) if not ((note := notes.get(case)) is not None and note.verdict)])
+    """Cells whose mismatch or error has no verdict yet, in plan order: performance acceptance
+    waits for them (an error is a result not compared, a wrong output shape among them)."""
+    stopping = _cases(run.with_status(*FAILED, "error"))
+    return tuple([case for case in stopping if not ((note := notes.get(case)) is not None and note.verdict)])

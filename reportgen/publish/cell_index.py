@@ -59,7 +59,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     (
         "performance_stopped",
         "bool",
-        "the run's performance acceptance is stopped (mismatching cells without a verdict): no timing of the run is a performance result, stable or not",
+        "the run's performance acceptance is stopped (mismatching or errored cells without a verdict): no timing of the run is a performance result, stable or not",
     ),
     *(
         (f"version_{key}", "string", f"the {key} version the environment event recorded (null: not recorded)")

@@ -163,7 +163,7 @@ class RunSummary:
     versions: dict[str, str]
     counts: dict[str, int]
     cells: dict[str, CellSummary] = field(default_factory=dict)
-    performance_stopped: int = 0  # mismatching cells without a verdict: timings not accepted
+    performance_stopped: int = 0  # mismatching or errored cells without a verdict: timings not accepted
     scope_passed: list[list[str]] = field(default_factory=list)  # [dtype · layout · mode, shapes]
     scope_not_passed: list[list[str]] = field(default_factory=list)
     intended_target: str | None = None  # what the plan is meant to certify; None: not recorded

@@ -112,6 +112,12 @@ def scope_view(scope: Scope, run: RunModel, judgement: Judgement) -> ScopeView:
 
 def _performance_scope(run: RunModel, judgement: Judgement) -> str:
     """What the run's timings may decide: the correctness scope above holds either way."""
+    stopped = judgement.disposition.performance_stopped
+    if stopped:
+        return (
+            f"stopped: {len(stopped)} mismatching or errored cell(s) have no verdict, and until they do no timing "
+            "of this run is a performance result, stable or not (section 7)"
+        )
     timed = judgement.timed
     if not timed and run.plan is not None and run.plan.generation is not None:
         total, series = judgement.generation_series, judgement.generation_undecided

@@ -128,7 +128,7 @@ def detail_rows(
     cell's). ``failure`` and ``warnings`` (one a line) are the full texts that
     the page cuts (``clip``). ``performance_stopped`` (``stopped``: the judge's
     ``Disposition.performance_stopped`` is not empty) is the same on every row of a run: True
-    when mismatching cells without a verdict stop its performance acceptance, so that none of
+    when mismatching or errored cells without a verdict stop its performance acceptance, so that none of
     its timings, stable or not, is a performance result.
     """
     verdicts = stability or {}
