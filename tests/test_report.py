@@ -262,3 +262,32 @@ def test_an_aborted_run_says_so_once_and_dates_its_end_as_an_abort(
     build_report(log, tmp_path / "again")
     md = (tmp_path / "again" / "report.md").read_text(encoding="utf-8")
     assert "The run was aborted: workload error: bad input. Cells" in md and ".." not in md.split("Cells")[0][-200:]
+
+
+def test_float64_cells_not_required_say_what_they_computed_in(tmp_path: Path) -> None:
+    """A review: a neuron run of float64 cells whose plan does not require float64 read "Suitable
+    ... in float64" with nothing tying the log's own "computing in float32" warning to the
+    backend's float64-as-float32 constraint (plan-check asks about it before the run). A note says
+    it; where the backend computes float64 as float64 (the heat solver on cpu), nothing is said."""
+    from tests.logbuilder import dumps, edited_sample, float64_log
+
+    sources = {
+        "neuron-native": float64_log(),
+        "cpu": edited_sample("heat-solver-cpu-20261206T150437Z-d2f898", "heat-no-requirement", "requirement removed"),
+    }
+    notes: dict[str, list[str]] = {}
+    for family, events in sources.items():
+        for event in events:
+            if event["kind"] == "plan":
+                event["requirements"] = []
+        log = tmp_path / family / "events.jsonl"
+        log.parent.mkdir()
+        log.write_text(dumps(events), encoding="utf-8")
+        judged = judge_log(log)
+        assert judged.disposition.outcome == "suitable", judged.disposition.headline
+        notes[family] = [r.message for r in judged.disposition.reasons if r.rule == "precision"]
+    assert (
+        len(notes["neuron-native"]) == 1
+        and "4 float64 cell(s) passed on a backend where float64 runs as float32" in (notes["neuron-native"][0])
+    )
+    assert notes["cpu"] == []

@@ -742,10 +742,12 @@ def rule_target(run: RunModel, notes: Notes) -> list[Reason]:
 
 
 def rule_precision(run: RunModel, notes: Notes) -> list[Reason]:
-    if run.plan is None or "requires_float64" not in run.plan.requirements:
+    if run.plan is None:
         return []
-    family = _family(run)
     f64 = [c for c in run.cells if c.planned.dtype == "float64"]
+    if "requires_float64" not in run.plan.requirements:
+        return _float64_not_required(run, f64)
+    family = _family(run)
     if not f64:
         return [
             Reason("precision", "blocked", "The workload requires float64 computation but no float64 cell was planned.")
@@ -770,6 +772,38 @@ def rule_precision(run: RunModel, notes: Notes) -> list[Reason]:
                 "float64 is required, but these cells warned of or produced a lower precision.",
                 _cases(downcast),
                 "precision",
+            )
+        ]
+    return []
+
+
+def _float64_not_required(run: RunModel, f64: list[CellRecord]) -> list[Reason]:
+    """float64 cells of a plan that does not say float64 is required: what they computed in is
+    said beside a disposition that names float64 (plan-check asks the same question before)."""
+    passed = [c for c in f64 if c.status == "pass"]
+    if not passed:
+        return []
+    docs = docs_for_family(_family(run))
+    if docs is not None and docs.constraint("float64-as-float32") is not None:
+        return [
+            Reason(
+                "precision",
+                "note",
+                f"{len(passed)} float64 cell(s) passed on a backend where float64 runs as float32 ({docs.cite('float64-as-float32')}): "
+                "they are evidence of float32 computation fed float64 tensors, not of float64 arithmetic. The plan does not say "
+                "whether float64 computation is required (plan.requirements).",
+                _cases(passed),
+            )
+        ]
+    lower = [c for c in passed if any("float64" in w or "fp64" in w.lower() for w in c.warnings) or _outputs_not_f64(c)]
+    if lower:
+        return [
+            Reason(
+                "precision",
+                "note",
+                f"{len(lower)} float64 cell(s) passed but warned of or produced a lower precision; the plan does not say "
+                "whether float64 computation is required (plan.requirements).",
+                _cases(lower),
             )
         ]
     return []
