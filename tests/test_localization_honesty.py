@@ -99,11 +99,18 @@ def test_a_module_called_twice_before_the_gap_is_named_as_a_possible_place(tmp_p
         "The error arises before head (Linear), in a later call of shared (only its first of 2 calls was measured)"
         " or in code no localised module covers (the model's own forward, between shared and head):"
     )
+    # The one phrase a Blocking line and a comparison's cell give hedges alike (a review: it read
+    # "arises before head (Linear), in code no localised module covers", a place stated as found).
+    assert found.brief.startswith(
+        "arises before head (Linear), in a later call of shared (only its first of 2 calls was measured)"
+        " or in code no localised module covers"
+    )
     # Called once, the module's only call was measured: the gap is the one place left.
     once = _judge(_shared(1))
     assert once.repeated == () and once.sentence.startswith(
         "The error arises before head (Linear), in code no localised module covers"
     )
+    assert once.brief.startswith("arises before head (Linear), in code no localised module covers")
     for name, text in _report(tmp_path, _log(_shared(2), [])).items():
         assert "in a later call of shared (only its first of 2 calls was measured)" in text, name
         assert "The error arises before head (Linear), in code no localised module covers" not in text, name

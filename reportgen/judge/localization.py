@@ -316,7 +316,8 @@ def _brief(found: Localized) -> str:
     if found.gap is not None:
         m = found.gap.before
         later = f"; later, {found.first.name} adds its own" if found.first is not None else ""
-        return f"arises before {m.name} ({m.type}), in code no localised module covers ({_gap_place(found.gap)}){later}"
+        calls = f"in {later_calls_words(found.repeated)} or " if found.repeated else ""
+        return f"arises before {m.name} ({m.type}), {calls}in code no localised module covers ({_gap_place(found.gap)}){later}"
     if found.first is not None:
         return (
             f"{found.first_words} {found.first.name} ({found.first.type}), local {ratio_text(found.first.local)} × the allowance"
