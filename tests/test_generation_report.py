@@ -61,7 +61,9 @@ def test_the_section_shows_each_bucket_with_what_the_log_recorded(tmp_path: Path
     for text in (html, md):
         assert "Generation per bucket" in text
         assert "600 tokens are above the largest bucket 512: refused" in text
-        assert "first divergent step" in text and "decode latency" in text and "tokens/s" in text
+        assert "first divergent step" in text and "decode latency" in text and "decode tokens/s" in text
+        # A review: tokens/s read as a request's rate; it is the decode steps' alone, and says so.
+        assert "the prefill and its first token left out (not a whole request" in text
 
 
 def test_a_divergence_planted_at_step_k_is_shown_as_step_k(tmp_path: Path) -> None:

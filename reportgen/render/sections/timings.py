@@ -304,7 +304,9 @@ def generation_note(run: RunModel) -> str:
         f"prefill chose, step k that of the k-th decode call; top-k overlap (k = {g.top_k}, at least {g.min_top_k_overlap:g} "
         "declared) is judged up to the first divergent step, after which the contexts differ. Time to first token: the prefill "
         "call and its token; cold is the cell's first prefill in the collector's process, not a fresh process (compiled: with "
-        "the compile of its bucket's graph when no earlier cell compiled it). Timings only for cells that passed."
+        "the compile of its bucket's graph when no earlier cell compiled it). Decode tokens/s: a repetition's decode steps over the "
+        "median of the repetitions' summed decode time, the prefill and its first token left out (not a whole request's rate). Timings only for "
+        "cells that passed."
     )
 
 
