@@ -270,3 +270,35 @@ def test_a_task_criterion_no_output_can_meet_needs_a_revised_plan(tmp_path: Path
 
     for source in ("tiny_encoder.toml", "minilm.toml", "heat_solver.toml", "scenario_a.toml", "tiny_classifier.toml"):
         assert "criterion-cannot-pass" not in _ids(review_plan(WORKLOADS / source, "cpu")), source
+
+
+def test_an_fp32_plan_without_a_task_criterion_gets_a_note_and_its_report_says_so(tmp_path: Path) -> None:
+    """A review: an inference plan whose float32 criteria are elementwise only was "Compatible as
+    specified ... no findings", and its run "Suitable", with "no task criterion" only inside the
+    criteria table. The seed compares task-relevant results before latency: plan-check notes it
+    (the verdict stays compatible) and the report's notes name the cells that rest on it."""
+    from reportgen.judge.disposition import rule_tolerances
+    from reportgen.render.report import judge_log
+    from tests.logbuilder import dumps, edited_sample
+
+    path = _plan(tmp_path, "plan", lambda data: data["tolerances"]["float32"].pop("task"))
+    review = review_plan(path, "neuron")
+    (finding,) = _ids(review)["task-criterion"]
+    assert review.classification == "compatible" and finding.severity == "note" and finding.key == "tolerances.float32"
+    assert "task-criterion" not in _ids(review_plan(_plan(tmp_path, "declared", lambda data: None), "neuron"))
+    events = edited_sample("tiny-encoder-cpu-20261206T150111Z-1dd183", "encoder-no-task", "task criterion removed")
+    for event in events:
+        if event["kind"] == "plan":
+            event["tolerances"]["float32"].pop("task")
+        if event["kind"] == "case_result":
+            event.pop("task_metric", None)
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text(dumps(events), encoding="utf-8")
+    judged = judge_log(log)
+    notes = [r for r in judged.disposition.reasons if r.message.startswith("No float32 task criterion was declared")]
+    assert len(notes) == 1 and notes[0].outcome == "note"
+    assert set(notes[0].cases) == {c.case for c in judged.run.cells if c.status == "pass"} and notes[0].cases
+    # The shipped run declares one: nothing said.
+    shipped = judge_log(REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl")
+    assert not [r for r in rule_tolerances(shipped.run, {}) if "task criterion" in r.message]

@@ -45,7 +45,7 @@ from reportgen.judge.timing_stability import (
     undecided_cells,
     undecided_why,
 )
-from reportgen.contract.events import PlannedCell
+from reportgen.contract.events import PlannedCell, absent
 from reportgen.model.provenance import weights_origin_words
 from reportgen.judge.localization import judge_localization
 from reportgen.model.runmodel import (
@@ -571,6 +571,29 @@ def rule_tolerances(run: RunModel, notes: Notes) -> list[Reason]:
         reasons.append(
             Reason("tolerances", "blocked", "Tolerances and comparison rules were declared after the first result.")
         )
+    return reasons + _no_task_criterion(run, [d for d in dtypes if d not in missing])
+
+
+def _no_task_criterion(run: RunModel, dtypes: list[str]) -> list[Reason]:
+    """Passing cells of an inference plan whose dtype declares no task criterion rest on the
+    elementwise tolerance alone (a training plan compares losses and gradients; a generation
+    plan cannot omit one)."""
+    if run.plan is None or run.plan.training is not None or run.plan.generation is not None:
+        return []
+    reasons = []
+    for dtype in dtypes:
+        if absent(getattr(run.plan.tolerances[dtype], "task", None)):
+            passed = [c for c in run.cells if c.planned.dtype == dtype and c.status == "pass"]
+            if passed:
+                reasons.append(
+                    Reason(
+                        "tolerances",
+                        "note",
+                        f"No {dtype} task criterion was declared: the {len(passed)} {dtype} cell(s) that passed rest on the "
+                        "elementwise tolerance alone; a task-relevant result (the workload's own metric) was not compared.",
+                        _cases(passed),
+                    )
+                )
     return reasons
 
 

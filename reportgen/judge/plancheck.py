@@ -428,6 +428,24 @@ def check_dtypes(ctx: Context) -> list[Finding]:
                 )
             )
     plain = ctx.plan.training is None and ctx.plan.generation is None  # the seed's default serves only these
+    if (
+        plain
+        and "float32" in ctx.revised["matrix"].get("dtypes", ["float32"])
+        and "task" not in tolerances.get("float32", {})
+    ):
+        findings.append(
+            Finding(
+                "task-criterion",
+                "note",
+                "no FP32 task criterion",
+                "Without a task criterion an FP32 cell passes on its elementwise tolerance alone: a task-relevant result "
+                "(the workload's own metric) is not compared, and the report says so.",
+                "Declare task = { metric, op, threshold } in [tolerances.float32] with the workload's owner (the module's task_metric computes it).",
+                "Compare output shapes, finite values and task-relevant results before collecting latency",
+                "seed",
+                key="tolerances.float32",
+            )
+        )
     if plain and "float32" in ctx.revised["matrix"].get("dtypes", ["float32"]) and "float32" not in tolerances:
         tolerances["float32"] = {"atol": 1e-5, "rtol": 1e-4, "proposed": True}
         findings.append(
