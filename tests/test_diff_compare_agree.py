@@ -119,6 +119,17 @@ def _unstable(events: list[dict[str, Any]]) -> None:
             event["warm"] = _warm([x * (3 if i % 2 else 1) for i, x in enumerate(event["warm"]["samples_s"])])
 
 
+def _decided(log: Path, cases: list[str]) -> None:
+    """An annotations.toml beside the log giving each errored case a verdict."""
+    (log.parent / "annotations.toml").write_text(
+        "".join(
+            f'[{case}]\nexplanation = "Synthetic error."\nverdict = "change-needed"\nchange = "operator"\nreason = "test"\n'
+            for case in cases
+        ),
+        encoding="utf-8",
+    )
+
+
 def test_where_no_ratio_decides_anything_diff_says_so_as_compare_does(tmp_path: Path) -> None:
     """Before: with every warm series unstable, compare said 'no unflagged, stable timing to
     summarise' and diff '0 faster, 0 slower, 0 no clear difference, 4 unstable; no clear change',
@@ -138,6 +149,8 @@ def test_where_no_ratio_decides_anything_diff_says_so_as_compare_does(tmp_path: 
         if event["kind"] == "case_result":
             event["status"] = "error"
     broken = _log(tmp_path / "c" / "events.jsonl", failing)
+    # Explained and decided: an error without a verdict would stop the side's performance acceptance.
+    _decided(broken, [e["case"] for e in failing if e["kind"] == "case_result"])
     assert "no timing comparable" in _compare(tmp_path / "c", str(before), str(broken))["headline"]
     summary = json.loads(_diff(str(before), str(broken), "--format", "json"))["summary"]
     assert summary.endswith("0 unstable; no timing comparable"), summary
@@ -317,7 +330,10 @@ def test_a_cell_a_replicate_did_not_pass_is_named_by_diff_not_left_out_quietly(t
                 result.pop(key)
             result.update(status="error", failure={"phase": "run", "type": "RuntimeError", "message": "boom"})
             events[:] = [e for e in events if not (e["kind"] == "timing" and e.get("case") == BAD)]
-        return _log(tmp_path / name / "events.jsonl", events)
+        log = _log(tmp_path / name / "events.jsonl", events)
+        if error:  # decided: an error without a verdict would stop the side's performance acceptance
+            _decided(log, [BAD])
+        return log
 
     before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
     after = [run("a1", 1.3, 3), run("a2", 1.3, 4, error=True)]

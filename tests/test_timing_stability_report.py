@@ -423,6 +423,31 @@ def test_a_stopped_run_says_no_timing_below_is_a_performance_result(tmp_path: Pa
     assert said in md and said in html and "their timings" not in md + html
 
 
+def test_a_stopped_run_says_performance_is_not_judged_not_how_much_is_undecided(tmp_path: Path) -> None:
+    """A review: the first MiniLM sample's headline and first-screen banner said "performance
+    undecided for 3 of 15 timed cells" beside a section 7 saying no timing is a performance
+    result at all (7 mismatching cells have no verdict). The headline and the banner say the stop."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+
+    run = REPO / "sample_runs" / "all-MiniLM-L6-v2-cpu-20261129T225806Z-4b4a2f"
+    result = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    headline = result.output.splitlines()[0]
+    assert (
+        "; performance not judged: acceptance is stopped until 7 mismatching or errored cell(s) have a verdict"
+        in headline
+    )
+    assert "undecided" not in headline
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    first_screen = md[: md.index("## 1. Disposition")]
+    assert "**Performance acceptance stopped.** 7 mismatching or errored cell(s) have no verdict" in first_screen
+    assert "Unstable timing" not in first_screen
+    # The unstable series are still named where the timings are.
+    assert "3 of 15 timed cells have an unstable warm timing" in md
+
+
 def test_the_timings_section_names_the_host_around_the_warm_loops(tmp_path: Path) -> None:
     # Before: the load average (and threads, CPUs) around the loops were shown only beside an
     # unstable series, so a run on a busy host with steady series read as any other.

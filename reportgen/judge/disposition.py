@@ -1499,7 +1499,8 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
     evidence = evidence_for(run)
     headline = HEADLINES[outcome] + (f": {', '.join(changes)}" if outcome == "change" else "")
     blocking = [r for r in reasons if r.outcome == "blocked"]
-    if blocking and all(r.needs_verdict for r in blocking):
+    only_verdicts = bool(blocking) and all(r.needs_verdict for r in blocking)
+    if only_verdicts:
         headline = verdicts_headline(run, set().union(*(r.cases for r in blocking)))
     scope = scope_of(run)
     if outcome == "suitable":
@@ -1514,17 +1515,21 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
                 "the passes show the computation repeats and check nothing beyond the reference"
             )
     undecided = undecided_cells(run)
-    if undecided:  # never a plain "Suitable" over timings that decide nothing
+    series, series_total = generation_undecided(run)
+    rates = throughput_undecided(run)
+    stopped = performance_stopped(run, notes)
+    if stopped:  # no timing is judged at all: how many would be undecided is beside the point
+        if not only_verdicts:  # that headline says already that cells need the owner's verdict
+            headline += f"; performance not judged: acceptance is stopped until {len(stopped)} mismatching or errored cell(s) have a verdict"
+    elif undecided:  # never a plain "Suitable" over timings that decide nothing
         why = undecided_why(sum(j.unstable for j in undecided), len(undecided))
         headline += f"; performance undecided for {len(undecided)} of {len(timed_cells(run))} timed cells, whose warm timing is {why}"
-    series, series_total = generation_undecided(run)
-    if series:  # nor over generation series that decide nothing
+    if series and not stopped:  # nor over generation series that decide nothing
         headline += (
             f"; {'and' if undecided else 'performance undecided'} for {len(series)} of {series_total} generation series"
             f" (time to first token or decode per token), {undecided_why(sum(u for _, _, u in series), len(series))}"
         )
-    rates = throughput_undecided(run)
-    if rates:  # nor over a tokens/s read from repetitions that ran at different speeds
+    if rates and not stopped:  # nor over a tokens/s read from repetitions that ran at different speeds
         headline += f"; {throughput_words(rates, series_total // len(GENERATION_SERIES))}"
     headline += f" ({evidence})"
     return Disposition(
@@ -1533,7 +1538,7 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
         reasons,
         scope,
         changes,
-        performance_stopped(run, notes),
+        stopped,
         len(undecided) + len(series) + len(rates),
         run.synthetic,
     )

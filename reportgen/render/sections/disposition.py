@@ -211,6 +211,13 @@ def unstable_timing_text(judgement: Judgement) -> tuple[str, str]:
     undecided = judgement.undecided
     series = judgement.generation_undecided
     rates = judgement.throughput_undecided
+    stopped = judgement.disposition.performance_stopped
+    if stopped:  # stronger than any stability word: no timing of the run is a result
+        return (
+            "Performance acceptance stopped",
+            f"{len(stopped)} mismatching or errored cell(s) have no verdict: until they do, no timing of this run is a "
+            "performance result, stable or not (section 7 names them).",
+        )
     if not undecided and not series and not rates:
         return "", ""
     unstable = sum(1 for j in undecided if j.unstable)
