@@ -109,6 +109,12 @@ def test_standalone_page_names_its_runs_and_links_its_files(tmp_path: Path) -> N
     assert "Baseline (cpu): <code>synthetic-base</code>" in html  # no run page to link outside a site
     md = (out / "compare.md").read_text(encoding="utf-8")
     assert "[compare-details.csv](compare-details.csv)" in md
+    # A review: the runs' line and the files' line ran into one paragraph (no blank line between).
+    from markdown_it import MarkdownIt
+
+    paragraphs = [t.content for t in MarkdownIt("commonmark").parse(md) if t.type == "inline"]
+    assert any(p.startswith("Baseline (cpu):") and "Files:" not in p for p in paragraphs), paragraphs[:4]
+    assert any(p.startswith("Files:") for p in paragraphs), paragraphs[:4]
 
 
 def test_site_comparison_links_both_runs_and_its_files(tmp_path: Path) -> None:

@@ -91,6 +91,26 @@ def test_no_table_past_its_column_at_1400(sample_site: Path, browser) -> None:
     assert scrolling == [], "index and history tables that need sideways scrolling at 1400 px"
 
 
+def test_a_long_status_wraps_in_its_cell(sample_site: Path, browser) -> None:
+    """A review: a status that says more than a word ("passes under a changed criterion: ...",
+    "untested: layout not measured") stayed on one line, so a comparison's cell-by-cell table was
+    about 3,000 px wide at 1400 px and, printed, lost the candidate's columns; the MiniLM run's
+    matrix lost two columns, a mismatch among them. Every status in a table cell wraps."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    wide = []
+    for path in _pages(sample_site):
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        page.evaluate(OPEN_FOLDS)
+        widest = page.evaluate(
+            "Math.max(0, ...[...document.querySelectorAll('td .status')].map(s => s.getBoundingClientRect().width))"
+        )
+        if widest > 500:
+            wide.append((path.relative_to(sample_site).as_posix(), round(widest)))
+    page.close()
+    assert wide == [], wide
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_index_rows_are_one_short_line(sample_site: Path, browser, width: int) -> None:
     """An index row is a short label, not the headline: at most 60 px tall at either width (the
