@@ -163,7 +163,10 @@ def test_the_collector_remeasures_a_workload_that_sleeps_on_some_calls(
     always = [e for e in warm if e.case.startswith("b1-")]
     # Every third call sleeps: each of the 1 + 3 allowed series is bimodal, the last is flagged.
     assert [e.attempt for e in always] == [1, 2, 3, 4]
-    assert all(e.stability.verdict == "unstable" and "bimodality" in e.stability.reasons for e in always)
+    # Unstable every time; which rules say so depends on this host's noise around the sleeps (on a
+    # loaded host the fast calls spread too), so bimodality is asked of one series, not of each.
+    assert all(e.stability.verdict == "unstable" and e.stability.reasons for e in always)
+    assert any("bimodality" in e.stability.reasons for e in always)
     assert all(len(e.warm.samples_s) == 10 for e in always)
     assert [e.stability.flag for e in always] == [None, None, None, "unstable timing"]
     # Batch 2 sleeps in its first series only: that one is unstable; the rounds stop at the
