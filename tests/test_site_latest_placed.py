@@ -44,3 +44,42 @@ def test_index_rows_say_where_the_weights_come_from_beside_synthetic(sample_site
     assert "" in {row["weights_origin"] for row in rows}  # runs from before the plan said it
     header = (sample_site / "index.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
     assert header[header.index("synthetic") + 1] == "weights_origin"
+
+
+def test_a_run_dated_after_this_machines_clock_is_no_latest_and_in_no_pair(tmp_path: Path) -> None:
+    """A review: a run dated 2099 by a host whose clock was wrong validated with no warning, was
+    every later run's "latest", and its pair with the real newest run read "Fixed" (that run's new
+    failure against it). A start after this machine's clock (with an hour's slack) is not placed:
+    validate warns, the site never takes it as the latest and pairs it with no run."""
+    from reportgen.contract.validation import read_log
+
+    runs = tmp_path / "runs"
+    _log(runs, "a", "synthetic-cpu-old", "2026-01-01T00:00:00Z", seed=1)
+    _log(runs, "b", "synthetic-cpu-new", "2026-01-02T00:00:00Z", seed=2)
+    future = _log(runs, "z", "synthetic-cpu-clock-wrong", "2099-01-01T00:00:00Z", seed=4)
+    warnings = [p.message for p in read_log(future).problems if p.severity == "warning"]
+    assert any("is later than this machine's clock" in w and "places this run last" in w for w in warnings), warnings
+    site = tmp_path / "site"
+    result = build_site([runs], site)
+    assert [w for w in result.warnings if "later than this machine's clock" in w] == [
+        f"reportgen site: warning: {future}: run_start started_at '2099-01-01T00:00:00Z' is later than this machine's "
+        "clock (the writing host's clock was wrong): never taken as its workload's latest run"
+    ]
+    page = (site / "workloads" / _summary(site, "synthetic-cpu-new")["workload_slug"] / "index.html").read_text(
+        encoding="utf-8"
+    )
+    assert (
+        "<strong>Latest run against the previous one</strong> (<code>synthetic-cpu-new</code> against "
+        "<code>synthetic-cpu-old</code>)" in page
+    )
+    assert "<strong>Start time not placed:</strong> <code>synthetic-cpu-clock-wrong</code>" in page
+    pairs = page[page.index("What changed between consecutive runs") :]
+    assert "synthetic-cpu-clock-wrong" not in pairs, "a run whose start is not placed is in no pair"
+    assert "not compared: its start time is not placed" in page
+    # An hour's slack: a run started a minute from now (a clock a little fast) is placed.
+    from datetime import datetime, timedelta, timezone
+
+    from reportgen.contract.times import placeable
+
+    assert placeable((datetime.now(timezone.utc) + timedelta(minutes=1)).isoformat())
+    assert not placeable((datetime.now(timezone.utc) + timedelta(hours=2)).isoformat())

@@ -51,7 +51,7 @@ from reportgen.contract.events import (
     absent,
 )
 from reportgen.contract.fast import KINDS, PLANNED_DEFAULTS, same_keys
-from reportgen.contract.times import placeable
+from reportgen.contract.times import unplaceable
 from reportgen.storage.local import (
     DEFAULT_MAX_LOG_BYTES,
     NotReadable,
@@ -529,11 +529,10 @@ class _Checker:
                 number,
                 f"{kind} before the plan: tolerances and comparison rules must be declared before any result",
             )
-        if kind == "run_start" and not placeable(data.started_at):
+        if kind == "run_start" and (why := unplaceable(data.started_at)) is not None:
             self.warning(
                 number,
-                f"run_start: started_at {data.started_at[:40]!r} is not an ISO 8601 time between the "
-                "years 1678 and 2261; a site's history places this run last, with no time",
+                f"run_start: started_at {data.started_at[:40]!r} {why}; a site's history places this run last, with no time",
             )
         if kind == "run_start" and (cut := _own_files_missing(data)):
             self.warning(number, cut)

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 
 from reportgen import __version__
 from reportgen.contract.events import INT64_MAX
+from reportgen.contract.times import unplaceable
 from reportgen.judge.timing_stability import (
     FLAG as STABILITY_FLAG,
     SYMBOL as STABILITY_SYMBOL,
@@ -690,12 +691,14 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
     # The table and the charts show the newest HISTORY_ROWS runs, each against the run before it
     # (index.csv, index.json and index.parquet list every run): only those pairs are compared.
     rows = history[-HISTORY_ROWS:]
-    compared = history[-HISTORY_ROWS - 1 :]
+    # The latest run and the one before it are runs whose start can be placed in time: one that
+    # cannot be sorts where its text falls, is neither (validate warns about it), and is in no
+    # pair: nothing is fixed, faster or slower across a start that is not known (a run dated
+    # 2099 by a wrong clock had turned the newest run's new failure into "Fixed").
+    compared = [s for s in history[-HISTORY_ROWS - 1 :] if placed(s)]
     diffs: list[tuple[RunSummary, RunSummary, RunDiff]] = [
         (a, b, diff_runs(a, b)) for a, b in zip(compared, compared[1:])
     ]
-    # The latest run and the one before it are runs whose start can be placed in time: one that
-    # cannot be sorts where its text falls, and is neither (validate warns about it).
     timed = [s for s in history if placed(s)]
     unplaced = [s.run_id for s in history if not placed(s)]
     latest = newest(history)
@@ -768,7 +771,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         + d.geomean_line
         + (f" ({d.interval_scope})" if d.geomean is not None and d.geomean.low is not None else "")
         for _, after, d in diffs
-    }
+    } | {run_id: "not compared: its start time is not placed" for run_id in unplaced}
     unstable = {(s.run_id, case): reason for s in rows for case in key_cases if (reason := _unstable_cell(s, case))}
     package, latest_by_version = version_latest(latest.target, history)
     version_pairs = [(a, b, diff_runs(a, b)) for (_, a), (_, b) in zip(latest_by_version, latest_by_version[1:])]
@@ -794,7 +797,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         "geomeans": geomeans,
         "unstable": unstable,
         "diffs": list(reversed(diffs[-HISTORY_PAIRS:])),  # newest first, the older ones said as left out
-        "diffs_left_out": max(0, len(history) - 1 - HISTORY_PAIRS),
+        "diffs_left_out": max(0, len(timed) - 1 - HISTORY_PAIRS),
         "figures": figures,
     }
 
@@ -987,10 +990,10 @@ def build_site(
         result.warnings += [
             terminal(
                 f"reportgen site: warning: {shown(e.log)}: run_start started_at {e.summary.started_at[:40]!r} "
-                "is not an ISO 8601 time between the years 1678 and 2261: never taken as its workload's latest run"
+                f"{why}: never taken as its workload's latest run"
             )
             for e in entries
-            if not placed(e.summary)
+            if (why := unplaceable(e.summary.started_at)) is not None
         ]
         assets = write_assets(out_dir)
         comparisons = _comparison_pages(
