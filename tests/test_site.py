@@ -210,6 +210,13 @@ def test_invalid_log_is_reported_and_the_rest_built(tmp_path: Path) -> None:
 
 def test_workload_history_shows_what_changed(tmp_path: Path) -> None:
     runs = _fixture_dir(tmp_path, ["synthetic_complete.jsonl", "synthetic_mismatch.jsonl"])
+    # The fixtures start at the same instant, so a history compares them in no order: started later.
+    later = runs / "synthetic_mismatch" / "events.jsonl"
+    lines = later.read_text(encoding="utf-8").splitlines()
+    start = json.loads(lines[0])
+    lines[0] = json.dumps({**start, "started_at": start["started_at"].replace("00:00:00", "01:00:00")})
+    assert lines[0] != json.dumps(start)
+    later.write_text("\n".join(lines) + "\n", encoding="utf-8")
     build_site([runs], tmp_path / "site")
     page = next((tmp_path / "site" / "workloads").glob("tiny-encoder-*/index.html")).read_text(encoding="utf-8")
     assert "What changed between consecutive runs" in page

@@ -83,3 +83,22 @@ def test_a_run_dated_after_this_machines_clock_is_no_latest_and_in_no_pair(tmp_p
 
     assert placeable((datetime.now(timezone.utc) + timedelta(minutes=1)).isoformat())
     assert not placeable((datetime.now(timezone.utc) + timedelta(hours=2)).isoformat())
+
+
+def test_two_runs_that_started_at_the_same_instant_are_not_compared(tmp_path: Path) -> None:
+    """A review: two runs started at the same second (two hosts started together) were ordered
+    by run id, and the page said "14 slower" one way round and "14 faster" with the ids renamed.
+    Which came first is not known: the pair is not compared, and the column says why."""
+    runs = tmp_path / "runs"
+    _log(runs, "a", "synthetic-cpu-first", "2026-01-01T00:00:00Z", seed=1)
+    _log(runs, "b", "synthetic-cpu-host-a", "2026-01-02T10:00:00Z", seed=2)
+    _log(runs, "c", "synthetic-cpu-host-b", "2026-01-02T10:00:00+00:00", seed=3)  # the same instant, spelt otherwise
+    site = tmp_path / "site"
+    build_site([runs], site)
+    page = (site / "workloads" / _summary(site, "synthetic-cpu-first")["workload_slug"] / "index.html").read_text(
+        encoding="utf-8"
+    )
+    assert "not compared: started at the same instant as synthetic-cpu-host-a (which came first is not known)" in page
+    assert "Latest run against the previous one" not in page
+    pairs = page[page.index("What changed between consecutive runs") :]
+    assert "synthetic-cpu-host-a" in pairs and "synthetic-cpu-host-b" not in pairs  # first -> host-a only

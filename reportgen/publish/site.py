@@ -695,15 +695,22 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
     # cannot be sorts where its text falls, is neither (validate warns about it), and is in no
     # pair: nothing is fixed, faster or slower across a start that is not known (a run dated
     # 2099 by a wrong clock had turned the newest run's new failure into "Fixed").
+    # Nor is a pair that started at the same instant: which came first is not known, and the run
+    # ids' spelling had decided which way every ratio pointed.
     compared = [s for s in history[-HISTORY_ROWS - 1 :] if placed(s)]
     diffs: list[tuple[RunSummary, RunSummary, RunDiff]] = [
-        (a, b, diff_runs(a, b)) for a, b in zip(compared, compared[1:])
+        (a, b, diff_runs(a, b)) for a, b in zip(compared, compared[1:]) if a.sort_key[0] != b.sort_key[0]
     ]
+    together = {
+        b.run_id: f"not compared: started at the same instant as {a.run_id} (which came first is not known)"
+        for a, b in zip(compared, compared[1:])
+        if a.sort_key[0] == b.sort_key[0]
+    }
     timed = [s for s in history if placed(s)]
     unplaced = [s.run_id for s in history if not placed(s)]
     latest = newest(history)
     last: RunDiff | None = None
-    if len(timed) > 1:
+    if len(timed) > 1 and timed[-1].run_id not in together:
         before, after = timed[-2], timed[-1]
         last = next((d for a, b, d in diffs if a is before and b is after), None) or diff_runs(before, after)
     named = [c for c in watched if c in latest.cells]
@@ -725,7 +732,12 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         why = f"the first cells with a warm median (no timing is compared against the previous run: {stop.reason})"
     else:
         changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
-        alone = "one run" if len(history) == 1 else "fewer than two runs whose start can be placed in time"
+        if len(history) == 1:
+            alone = "one run"
+        elif timed and timed[-1].run_id in together:
+            alone = "the latest run started at the same instant as the run before it"
+        else:
+            alone = "fewer than two runs whose start can be placed in time"
         why = f"the first cells with a warm median ({alone}: nothing to compare yet)"
     key_cases = named + [c for c in changed if c not in named]
     points = {
@@ -766,12 +778,16 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
     )
     # What changed leads the column's speed words, as it leads every comparison.
     # A mean with an interval says what variation the interval covers, as the diff's timing line does.
-    geomeans = {
-        after.run_id: (f"{d.lead}: " if d.leads else "")
-        + d.geomean_line
-        + (f" ({d.interval_scope})" if d.geomean is not None and d.geomean.low is not None else "")
-        for _, after, d in diffs
-    } | {run_id: "not compared: its start time is not placed" for run_id in unplaced}
+    geomeans = (
+        {
+            after.run_id: (f"{d.lead}: " if d.leads else "")
+            + d.geomean_line
+            + (f" ({d.interval_scope})" if d.geomean is not None and d.geomean.low is not None else "")
+            for _, after, d in diffs
+        }
+        | {run_id: "not compared: its start time is not placed" for run_id in unplaced}
+        | together
+    )
     unstable = {(s.run_id, case): reason for s in rows for case in key_cases if (reason := _unstable_cell(s, case))}
     package, latest_by_version = version_latest(latest.target, history)
     version_pairs = [(a, b, diff_runs(a, b)) for (_, a), (_, b) in zip(latest_by_version, latest_by_version[1:])]
