@@ -634,6 +634,32 @@ def test_a_backend_family_its_device_type_contradicts_is_an_error(
         assert found == []
 
 
+@pytest.mark.parametrize(
+    ("fixture", "refused"), [("synthetic_fallback.jsonl", True), ("synthetic_complete.jsonl", False)]
+)
+def test_an_accelerator_family_whose_device_count_is_the_hosts_cpus_is_an_error(
+    tmp_path: Path, fixture: str, refused: bool
+) -> None:
+    """A review: a CPU log relabelled neuron throughout (family, device type, versions) kept the
+    device facts the collector records only where no device adapter answered (the count read by
+    os.cpu_count(), the name from /proc/cpuinfo), validated, and counted as a neuron run. Such a
+    count under an accelerator's family is an error at the environment line; under cpu it is
+    what the cpu target records."""
+    events = [json.loads(line) for line in (FIXTURES / fixture).read_text(encoding="utf-8").splitlines()]
+    env = _first_of(events, "environment")
+    env["device"]["device_count"] = {"value": "2", "source": "os.cpu_count()"}
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    found = [p for p in read_log(path).problems if "os.cpu_count()" in p.message]
+    if refused:
+        assert [(p.severity, p.line) for p in found] == [("error", events.index(env) + 1)]
+        assert "backend_family 'neuron-native' is the neuron backend's, but device.device_count was read by" in (
+            found[0].message
+        )
+    else:
+        assert found == []
+
+
 def _errors_of(tmp_path: Path, events: Lines) -> list[str]:
     path = tmp_path / "events.jsonl"
     path.write_bytes(_text(events))

@@ -1513,6 +1513,26 @@ def misnamed_cells(matrix: Any) -> str | None:
     )
 
 
+# What the collector records as device facts where no device adapter answered (the host's
+# processor and CPU count: collector/environment.py read_device).
+HOST_DEVICE_COUNT_SOURCE = "os.cpu_count()"
+
+
+def device_facts_disagreement(family: str, device: dict[str, Any]) -> str | None:
+    """Why device facts read from the host's CPU do not fit an accelerator's backend family, or
+    None. An accelerator's adapter reads its own devices; the CPU's count is what the collector
+    records only where none answered: such a log did not run on that backend's device."""
+    count = device.get("device_count")
+    source = getattr(count, "source", None) if count is not None else None
+    owner = next((d for d in descriptors().values() if family in d.families), None)
+    if source != HOST_DEVICE_COUNT_SOURCE or owner is None or owner.name == "cpu":
+        return None
+    return (
+        f"backend_family {family!r} is the {owner.name} backend's, but device.device_count was read by "
+        f"{HOST_DEVICE_COUNT_SOURCE} (the host's CPUs, recorded where no {owner.name} device answered)"
+    )
+
+
 def family_disagreement(family: str, device_type: str) -> str | None:
     """Why an environment's backend family does not fit its device type, or None.
 

@@ -35,7 +35,13 @@ from msgspec.structs import force_setattr
 
 from collector.visible import visible
 from reportgen.contract.artifact_files import FileChecks
-from reportgen.contract.consistency import CONTENT_RECIPES, FIGURE_KINDS, FigureChecks, family_disagreement
+from reportgen.contract.consistency import (
+    CONTENT_RECIPES,
+    FIGURE_KINDS,
+    FigureChecks,
+    device_facts_disagreement,
+    family_disagreement,
+)
 from reportgen.contract.events import (
     CASE_KINDS,
     EVENT_MODELS,
@@ -547,7 +553,10 @@ class _Checker:
                 f"artifact: content_recipe {recipe[:60]!r} is not a recipe this reportgen knows "
                 f"({', '.join(CONTENT_RECIPES)}): its content hashes are not comparable with hashes of those",
             )
-        if kind == "environment" and (why := family_disagreement(data.backend_family, data.device_type)):
+        if kind == "environment" and (
+            why := family_disagreement(data.backend_family, data.device_type)
+            or device_facts_disagreement(data.backend_family, data.device)
+        ):
             # A relabelled run would count as evidence for the family's target: not evidence.
             self.error(number, f"environment: {why}; the log contradicts itself")
         if kind == "run_start":
