@@ -239,3 +239,23 @@ def test_with_a_verdict_the_history_compares_only_passing_timings(tmp_path: Path
     assert BIG_COMPILED not in ratios, "a mismatching cell's timing is never compared"
     assert BIG_EAGER in ratios and "includes CPU fallback (after)" in ratios
     assert "performance acceptance stopped:" not in html and "performance acceptance is stopped" not in html
+
+
+def test_a_version_change_is_not_hidden_by_code_and_data_none_changed(tmp_path: Path) -> None:
+    """A review: after torch changed between two runs, the pair on the history page said "Code
+    and data: none changed (...)", though its scope counts the packages loaded as code (torch is
+    listed apart, under Versions, further down). The sentence names the version change."""
+    runs = tmp_path / "runs"
+    _write(runs / "a", base_events(), "run-torch-a", "2026-01-01T00:00:00Z")
+    events = base_events()
+    events[1]["versions"]["torch"]["value"] = "2.12.0"
+    _write(runs / "b", events, "run-torch-b", "2026-01-02T00:00:00Z")
+    build_site([runs], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert (
+        "Code and data: none changed (collector, its git state, the files it read, weights and inputs); the package versions below changed."
+        in page
+    )
+    assert "Versions: torch 2.13.0 → 2.12.0" in page
+    md = CliRunner().invoke(main, ["diff", str(runs / "a"), str(runs / "b"), "--format", "md"]).output
+    assert "**Code and data:** none changed but the versions above." in md, md
