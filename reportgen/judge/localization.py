@@ -206,18 +206,30 @@ def _parents(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
+# A module inside the one found is named in its place only where its own error is at least
+# this share of the outer one's (measured at each module's worst element, as a ratio to its
+# allowance): a small error of a later child does not account for a large one of the parent's
+# own code before it.
+ACCOUNTS_FOR = 0.5
+
+
 def _diverging(modules: list[LocalizedModule]) -> str | None:
     """The first module in execution order whose local error is beyond the tolerance, narrowed
-    to the first such module inside it while there is one (a block's own layer, not the block)."""
-    own = [m.name for m in modules if _beyond(m.local)]
+    to the first such module inside it while there is one that accounts for its error (a block's
+    own layer, not the block; but the block itself where its own code between its layers adds
+    far more than any layer does)."""
+    own = [m for m in modules if _beyond(m.local)]
     if not own:
         return None
     found = own[0]
-    inner = [n for n in own if n.startswith(found + ".")]
+    inner = [m for m in own if m.name.startswith(found.name + ".")]
     while inner:
+        outer, child = ratio(found.local), ratio(inner[0].local)
+        if outer is not None and child is not None and not math.isinf(outer) and child < ACCOUNTS_FOR * outer:
+            break
         found = inner[0]
-        inner = [n for n in inner if n.startswith(found + ".")]
-    return found
+        inner = [m for m in inner if m.name.startswith(found.name + ".")]
+    return found.name
 
 
 def judge_localization(event: Localization) -> Localized:
