@@ -36,6 +36,7 @@ def _stopped_pair(root: Path) -> tuple[Path, Path]:
     before = _log(root / "before" / "events.jsonl", timing_log("all-pass", seed=1))
     events = timing_log("one-mismatch", scale=0.5, seed=2)
     _mismatch(events, BAD)
+    events[0]["started_at"] = "2026-01-02T00:00:00Z"  # a history pairs runs whose starts it can order
     return before, _log(root / "after" / "events.jsonl", events)
 
 

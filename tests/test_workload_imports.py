@@ -299,6 +299,7 @@ def _timed_pair(tmp_path: Path) -> tuple[Path, Path]:
     paths = []
     for name, scale, seed, sha in (("a", 1.0, 1, "1"), ("b", 0.6, 2, "2")):
         events = _provenance(timing_log(f"run-{name}", scale=scale, seed=seed), {"helper.py": sha})
+        events[0]["started_at"] = f"2026-01-0{seed}T00:00:00Z"  # a history pairs runs whose starts it can order
         path = tmp_path / "runs" / name / "events.jsonl"
         path.parent.mkdir(parents=True)
         path.write_text(dumps(events), encoding="utf-8")
