@@ -567,3 +567,21 @@ def test_a_key_s_line_is_never_taken_from_inside_a_string(text: str) -> None:
     with pytest.raises(AnnotationError) as caught:
         parse_annotations(text, "a.toml")
     assert str(caught.value).startswith("a.toml:1: [[explain]] #1 verdict: 'acepted' is none of"), str(caught.value)
+
+
+def test_an_annotations_error_names_a_folder_with_a_newline_on_one_line(tmp_path: Path) -> None:
+    """A review: a run folder named 'bad<newline>name' split the error into two lines, the second
+    starting 'name/annotations.toml:1:' (a folder name can forge output lines). Shown as <U+000A>."""
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    run = tmp_path / "bad\nname"
+    run.mkdir()
+    shutil.copy(FIXTURES / "synthetic_complete.jsonl", run / "events.jsonl")
+    (run / "annotations.toml").write_text('[nosuchcell]\nexplanation = "x"\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "out")])
+    assert result.exit_code != 0
+    lines = result.output.splitlines()
+    assert not any(line.startswith("name") for line in lines), lines
+    assert any("bad<U+000A>name" in line and "nosuchcell" in line for line in lines), lines

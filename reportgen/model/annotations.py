@@ -321,6 +321,8 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
 def read_annotations(path: str | Path | RemoteObject | None) -> AnnotationFile:
     if path is None:
         return AnnotationFile("")
+    # The path as every message names it: a newline in a folder's name cannot start a line.
+    name = shown(path)
     try:
         if isinstance(path, RemoteObject):
             if path.size > MAX_SIDE_FILE_BYTES:
@@ -331,14 +333,14 @@ def read_annotations(path: str | Path | RemoteObject | None) -> AnnotationFile:
         else:
             text = read_bounded(path, MAX_SIDE_FILE_BYTES).decode("utf-8")
     except NotReadable as exc:
-        raise AnnotationError(f"{path}: not read: {exc}") from None
+        raise AnnotationError(f"{name}: not read: {exc}") from None
     except OSError as exc:
-        raise AnnotationError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise AnnotationError(f"{name}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise AnnotationError(
-            f"{path}: not valid TOML: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+            f"{name}: not valid TOML: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
         ) from None
-    return parse_annotations(text, str(path))
+    return parse_annotations(text, name)
 
 
 def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Annotations:
