@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from reportgen.cli import main
 from reportgen.render.report import build_report, judge_log
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 
 # fixture -> (outcome, rules that must be among the reasons, change categories)
 EXPECTED = {
@@ -291,3 +291,27 @@ def test_float64_cells_not_required_say_what_they_computed_in(tmp_path: Path) ->
         and "4 float64 cell(s) passed on a backend where float64 runs as float32" in (notes["neuron-native"][0])
     )
     assert notes["cpu"] == []
+
+
+def test_an_input_fed_in_another_dtype_than_declared_gets_a_note(tmp_path: Path) -> None:
+    """A review: a plan declared a mask bool while make_inputs built int64; the log recorded
+    int64 beside the declared bool and the report said nothing (the seed keeps integer
+    ids and boolean masks in their intended types). A note names the input and the cells; the
+    shipped run, which feeds what it declares, gets none."""
+    from tests.logbuilder import dumps, edited_sample
+
+    events = edited_sample("tiny-encoder-cpu-20261206T150111Z-1dd183", "encoder-int-mask", "mask fed as int64")
+    for event in events:  # the plan declares what the workload does not feed
+        if event["kind"] == "plan":
+            event["declared_inputs"]["attention_mask"]["dtype"] = "int64"
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text(dumps(events), encoding="utf-8")
+    judged = judge_log(log)
+    notes = [r for r in judged.disposition.reasons if r.rule == "declared-inputs"]
+    assert len(notes) == 1 and notes[0].outcome == "note"
+    assert notes[0].message.startswith(
+        "The plan declares input attention_mask as int64, but 14 cell(s) received it as bool"
+    )
+    shipped = judge_log(REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl")
+    assert not [r for r in shipped.disposition.reasons if r.rule == "declared-inputs"]

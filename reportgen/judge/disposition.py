@@ -832,6 +832,37 @@ def _float64_not_required(run: RunModel, f64: list[CellRecord]) -> list[Reason]:
     return []
 
 
+FLOAT_DTYPES = frozenset({"float64", "float32", "bfloat16", "float16"})  # a cell's dtype may cast these
+
+
+def rule_declared_inputs(run: RunModel, notes: Notes) -> list[Reason]:
+    """Inputs the plan declares as integers or booleans (token ids, masks) that a cell received
+    in another dtype: the cell tested what the workload fed, not the declared preprocessing."""
+    declared = (run.plan.declared_inputs or {}) if run.plan is not None else {}
+    kept = {name: spec.dtype for name, spec in declared.items() if spec.dtype not in FLOAT_DTYPES}
+    if not kept:
+        return []
+    differ: dict[tuple[str, str, str], list[CellRecord]] = {}
+    for c in run.cells:
+        if c.result is None:
+            continue
+        seen = {(i.name, i.dtype) for i in (*c.result.inputs, *(c.result.inputs_fed or ()))}  # built, and fed
+        for name, dtype in sorted(seen):
+            want = kept.get(name)
+            if want is not None and dtype != want:
+                differ.setdefault((name, want, dtype), []).append(c)
+    return [
+        Reason(
+            "declared-inputs",
+            "note",
+            f"The plan declares input {name} as {want}, but {len(cells)} cell(s) received it as {got}: they tested "
+            "what the workload fed, not the declared preprocessing (an integer id or a boolean mask kept in its type).",
+            _cases(cells),
+        )
+        for (name, want, got), cells in differ.items()
+    ]
+
+
 def _outputs_not_f64(cell: CellRecord) -> bool:
     return any(dtype != "float64" for dtype in cell.output_dtypes)
 
@@ -1390,6 +1421,7 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
     rule_weights,
     rule_reference_repeats,
     rule_precision,
+    rule_declared_inputs,
     rule_fallback,
     rule_compiled_path,
     rule_layout,
