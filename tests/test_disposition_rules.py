@@ -58,6 +58,14 @@ def _neuron(
         "neuron_cores_used": {"value": "1 logical NeuronCore", "source": "t"},
     }
     env["env_vars"] = {"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": "1"}
+    env["artifacts"] = [
+        {
+            "name": "torch-neuronx",
+            "version": neuronx,
+            "installer": "pip",
+            "wheel_tags": ["cp312-cp312-manylinux_2_39_x86_64"],
+        }
+    ]
     for op in (e for e in events if e["kind"] == "operators"):
         op["fallback"] = {"status": "measured", "items": []}
 
@@ -255,6 +263,40 @@ def test_a_clean_neuron_run_pairs_with_the_release(tmp_path: Path) -> None:
     assert verdict.outcome == "suitable"
     assert verdict.scope.versions["torch_neuronx"] == "2.13.3.0.9"
     assert not [r for r in verdict.reasons if r.rule == "instance-generation"], "trn2 is supported"
+
+
+@pytest.mark.parametrize(
+    ("artifacts", "said"),
+    [
+        (
+            [
+                {
+                    "name": "torch-neuronx",
+                    "version": "2.13.3.0.9",
+                    "installer": "pip",
+                    "source_url": "file:///home/me/src/torch-neuronx",
+                }
+            ],
+            "Install record: torch-neuronx 2.13.3.0.9, installed by pip, from file:///home/me/src/torch-neuronx (a local build or file, not a published wheel)",
+        ),
+        ([], "Install record: no installed-artifact record names torch-neuronx: how it was installed is not known"),
+        (None, None),  # the published wheel _neuron records: nothing to say
+    ],
+    ids=["local-build", "no-record", "published-wheel"],
+)
+def test_the_install_record_is_read_not_only_the_os_label(tmp_path: Path, artifacts: Any, said: str | None) -> None:
+    """A review: the wheel check read the OS label alone: a local source build on Ubuntu 26.04
+    read "Suitable" with no word, though the seed asks for the installation artifacts, not an OS
+    support label. The recorded artifact is said where it is not a published wheel."""
+
+    def edit(events: Events) -> None:
+        _neuron(events)
+        if artifacts is not None:
+            _first(events, "environment")["artifacts"] = artifacts
+
+    run = _run(tmp_path, edit, "neuron", "neuron-native")
+    notes = [r.message for r in d.decide(run, {}).reasons if r.rule == "release-matrix"]
+    assert notes == ([] if said is None else [said + "."])
 
 
 def test_every_version_the_neuron_data_requires_blocks_when_missing(tmp_path: Path) -> None:
@@ -632,6 +674,7 @@ def test_one_pair_s_layout_cost_that_its_sibling_pair_does_not_pay_decides_nothi
     env = _first(events, "environment")
     env.update(backend_family="neuron-native", backend_family_reason="relabelled", device_type="neuron")
     env["versions"]["torch_neuronx"] = {"value": "2.13.3.0.9", "source": "relabelled"}
+    env["device"]["device_count"] = {"value": "1", "source": "relabelled"}  # not the host's CPU count
     _first(events, "plan")["target"] = "neuron"
     text = json.dumps(events).replace('"device": "cpu"', '"device": "neuron:0"')
     path = tmp_path / "events.jsonl"

@@ -194,7 +194,7 @@ TOP_KEYS = {
 REQUIRED_TOP = ("target", "family", "release")
 CONSTRAINT_KEYS = {"id", "title", "text", "applies_to", "source", "plan_rule"}
 PLAN_RULE_KEYS = {"key", "allowed"}
-WHEELS_KEYS = {"os", "note", "source"}
+WHEELS_KEYS = {"os", "note", "source", "package"}  # package: the distribution whose install record is read
 INSTANCES_KEYS = {"supported", "names", "source"}
 SETTING_KEYS = {"name", "value"}
 

@@ -624,15 +624,45 @@ def rule_environment(run: RunModel, notes: Notes) -> list[Reason]:
         for problem in check_release_pairing(versions, ran):
             reasons.append(Reason("release-matrix", "blocked", problem + "."))
         os_name = versions.get("os_release") or ""
-        if ran.wheels and ran.wheels["os"] not in os_name:
-            reasons.append(
-                Reason(
-                    "release-matrix",
-                    "note",
-                    f"OS is {os_name or 'unknown'}; {ran.wheels['note']} [{ran.wheels['source']}]",
+        if ran.wheels:
+            installed, published = _install_record(run.environment, ran.wheels.get("package", ""))
+            if ran.wheels["os"] not in os_name:
+                reasons.append(
+                    Reason(
+                        "release-matrix",
+                        "note",
+                        f"OS is {os_name or 'unknown'}; {ran.wheels['note']} [{ran.wheels['source']}]"
+                        + (f" The run's install record: {installed}." if installed else ""),
+                    )
                 )
-            )
+            elif installed and not published:  # an OS on the list does not say how the package came to be installed
+                reasons.append(Reason("release-matrix", "note", f"Install record: {installed}."))
     return reasons
+
+
+def _install_record(env: ev.Environment, package: str) -> tuple[str, bool]:
+    """What the environment's installed-artifact record says of ``package`` (its version, the
+    installer, a wheel's tags or the URL it came from: a local build reads as one, or that no
+    record names it; '' where the backend's data names no package), and whether it is a
+    published wheel (tagged, from no local file)."""
+    if not package:
+        return "", False
+    key = package.lower().replace("_", "-")
+    found = next((a for a in env.artifacts if a.name.lower().replace("_", "-") == key), None)
+    if found is None:
+        return f"no installed-artifact record names {package}: how it was installed is not known", False
+    local = (found.source_url or "").startswith("file:")
+    how = [f"{found.name} {found.version}"]
+    how.append(f"installed by {found.installer}" if found.installer else "installer not recorded")
+    if found.source_url:
+        how.append(
+            f"from {found.source_url[:200]}" + (" (a local build or file, not a published wheel)" if local else "")
+        )
+    if found.wheel_tags:
+        how.append(f"wheel tags {', '.join(found.wheel_tags[:4])}")
+    elif not found.source_url:
+        how.append("no wheel tags recorded")
+    return ", ".join(how), bool(found.wheel_tags) and not local
 
 
 def _hardware_reasons(env: ev.Environment, docs: BackendDocs) -> list[Reason]:
