@@ -1561,6 +1561,13 @@ def _compile_cost(cells: list[CellComparison]) -> CompileCost:
         base = _empty_cache_colds(new_shapes, "baseline") if base_cold else base
         cand = _empty_cache_colds(new_shapes, "candidate") if cand_cold else cand
         base_cold, cand_cold = base_cold and bool(base), cand_cold and bool(cand)
+        # Like with like: where one side's miss is its cold call in a fresh process, the other
+        # side's cold calls of that condition stand for its miss too, where it has them (a compile
+        # in a process already running was set against a fresh process's whole first call).
+        if base_cold and not cand_cold and (cold := _empty_cache_colds(new_shapes, "candidate")):
+            cand, cand_cold = cold, True
+        elif cand_cold and not base_cold and (cold := _empty_cache_colds(new_shapes, "baseline")):
+            base, base_cold = cold, True
         if base or cand:
             groups.append(
                 CompileMedian(
@@ -1595,16 +1602,23 @@ def compile_cost_text(cost: CompileCost, baseline: Side, candidate: Side) -> lis
     phrases = []
     for group in cost.by_cache:
         where = f"on a {group.cache}" if group.cache != CACHE_UNKNOWN else "where the cache outcome was not recorded"
+        # One side's figure a fresh process's cold call, the other's a compile: each says which.
+        mixed = group.baseline_cold != group.candidate_cold
         phrases.append(
             f"{where}: {candidate.short_name} {_seconds(group.candidate_s)}"
-            f"{_of(group.candidate_shapes, group.candidate_cold)} "
-            f"against {baseline.short_name} {_seconds(group.baseline_s)}{_of(group.baseline_shapes, group.baseline_cold)}"
+            f"{_of(group.candidate_shapes, group.candidate_cold, mixed)} "
+            f"against {baseline.short_name} {_seconds(group.baseline_s)}"
+            f"{_of(group.baseline_shapes, group.baseline_cold, mixed)}"
         )
     return phrases
 
 
-def _of(shapes: int, cold: bool = False) -> str:
-    parts = ([f"median of {shapes} shapes"] if shapes > 1 else []) + ([COLD_AS_MISS[2:]] if cold else [])
+IN_PROCESS_COMPILE = "its compile events, in a process already running"
+
+
+def _of(shapes: int, cold: bool = False, mixed: bool = False) -> str:
+    how = [COLD_AS_MISS[2:]] if cold else [IN_PROCESS_COMPILE] if mixed else []
+    parts = ([f"median of {shapes} shapes"] if shapes > 1 else []) + how
     return f" ({'; '.join(parts)})" if parts else ""
 
 
