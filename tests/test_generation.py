@@ -439,3 +439,31 @@ def test_the_worst_prefill_element_is_named_by_its_place_in_the_padded_logits() 
     found = judge(got, ref, mask, 1e-5, 1e-4, None, 2, 0.5)
     assert found["error_stats"]["worst_index"] == [1, 5, 3]
     assert found["error_stats"]["total"] == (6 + 5) * vocab  # the real positions only are judged
+
+
+def test_make_inputs_of_another_batch_errs_the_generation_cells_with_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review: make_inputs returning one row for a batch-2 cell ran to "done: 4 of 4 cells
+    recorded" and wrote a log reportgen refuses ("tokens hold 1 row(s), but the plan's cell is a
+    batch of 2"): the device time was lost. The cells of that shape now err with why, in a log
+    that reads."""
+    import collector.run.reference as reference
+
+    checked = reference.check_inputs
+    monkeypatch.setattr(
+        reference, "check_inputs", lambda workload, inputs: {k: v[:1] for k, v in checked(workload, inputs).items()}
+    )
+    plan = _write(
+        tmp_path,
+        TINY,
+        lambda d: d["matrix"].update(shapes=[[2, 6]], dtypes=["float32"], modes=["eager"], cache_checks=[]),
+    )
+    _, events = _run(plan, tmp_path, warm_repetitions=1)
+    results = [e for e in events if e.kind == "case_result"]
+    assert results and {r.status for r in results} == {"error"}
+    assert all(
+        "make_inputs(2, 6, 'contiguous') returned input_ids of shape [1, 6]: a generation cell of batch 2 needs 2 row(s)"
+        in (r.failure.message if r.failure else "")
+        for r in results
+    ), [r.failure for r in results]

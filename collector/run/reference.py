@@ -41,6 +41,15 @@ def write_references(run: Run) -> None:
         try:
             raw = check_inputs(run.workload, run.workload.make_inputs(cell.batch, cell.length, cell.layout))
             if run.plan.generation:
+                rows = int(raw["input_ids"].shape[0]) if "input_ids" in raw and raw["input_ids"].dim() else None
+                if rows != cell.batch:
+                    # A generation's tokens are a row a sequence: another batch would be judged
+                    # and timed as this cell's (reportgen refuses such a log, after the device time).
+                    raise ValueError(
+                        f"make_inputs({cell.batch}, {cell.length}, {cell.layout!r}) returned input_ids of "
+                        f"{'shape ' + str(list(raw['input_ids'].shape)) if 'input_ids' in raw else 'no such input'}: "
+                        f"a generation cell of batch {cell.batch} needs {cell.batch} row(s)"
+                    )
                 padded = route_requests(run, key, run.cells, raw)
                 if padded is None:
                     continue
