@@ -135,7 +135,10 @@ def test_an_operator_change_names_the_module_in_the_disposition(tmp_path: Path) 
     )
     judged = judge_log(log)
     change = next(r for r in judged.disposition.reasons if r.outcome == "change" and r.category == "operator")
-    assert f"{CASE}: blocks.2 (Block; operators aten::add, aten::addmm, aten::tanh, aten::sin)" in change.message
+    assert (
+        f"{CASE}: blocks.2 (Block; operators of an eager call aten::add, aten::addmm, aten::tanh, aten::sin)"
+        in change.message
+    )
 
 
 def test_an_unexplained_mismatch_says_where_to_look() -> None:

@@ -231,3 +231,22 @@ def test_a_parents_own_code_is_named_where_a_later_childs_small_error_does_not_a
         )
     )
     assert inner.first is not None and inner.first.name == "p.c2"
+
+
+def test_a_plan_that_judges_part_of_the_outputs_says_what_module_figures_cannot(tmp_path: Path) -> None:
+    """A review: with [compare.outputs.y] mask = "mask", a layer that wrote garbage only at masked
+    positions was named the first diverging module (local 1.99e+03 x) over the later layer whose
+    error the cell judged; module outputs have no mask to apply. Where the plan judges part of
+    the outputs, the section 5 sentence and the Blocking line say the figures cover whole outputs."""
+    events = localized_log()
+    plan = next(e for e in events if e["kind"] == "plan")
+    plan["compare"] = {"outputs": [{"output": "out", "mask": "mask", "description": "mask != 0"}], "params": []}
+    said = "Module figures cover each module's whole output, while this cell judges only part of its outputs (out: mask != 0)"
+    md = _report(tmp_path, events)["report.md"].replace("\\!", "!")
+    blocking = md[md.index("## 1. Disposition") : md.index("### Scope")]
+    assert said in blocking and "operators of an eager call" in blocking, blocking
+    assert md.count(said) >= 2  # and in section 5, beside where it diverges
+    # A plan that judges every element says nothing of it.
+    (tmp_path / "plain").mkdir()
+    plain = _report(tmp_path / "plain", localized_log())["report.md"].replace("\\!", "!")
+    assert "Module figures cover each module's whole output" not in plain

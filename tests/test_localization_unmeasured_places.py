@@ -135,7 +135,7 @@ def test_the_headline_keeps_naming_the_first_diverging_module_where_there_is_one
     run = builder.build(reading)
     sentence = diverging_modules(run.with_status("mismatch"))
     assert sentence.startswith(" First diverging module, from the localisation: ")
-    assert ": blocks.1 (Block; operators aten::addmm)" in sentence
+    assert ": blocks.1 (Block; operators of an eager call aten::addmm)" in sentence
 
 
 def _write(tmp_path: Path, events: list[dict[str, Any]]) -> Path:

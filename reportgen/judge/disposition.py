@@ -47,7 +47,7 @@ from reportgen.judge.timing_stability import (
 )
 from reportgen.contract.events import PlannedCell, absent
 from reportgen.model.provenance import weights_origin_words
-from reportgen.judge.localization import judge_localization
+from reportgen.judge.localization import judge_localization, region_caveat
 from reportgen.model.runmodel import (
     DESELECTED,
     LAYOUT_NOT_ACHIEVED,
@@ -377,7 +377,7 @@ def _accepted(notes: Notes, cell: CellRecord) -> bool:
     return note is not None and note.accepted
 
 
-def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: str) -> list[Reason]:
+def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: str, caveat: str = "") -> list[Reason]:
     unexplained: list[CellRecord] = []
     no_verdict: list[CellRecord] = []
     accepted: list[CellRecord] = []
@@ -396,7 +396,7 @@ def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: 
             accepted.append(c)
     reasons = []
     if unexplained:
-        where = diverging_modules(unexplained) if rule == "mismatch" else ""
+        where = diverging_modules(unexplained, caveat=caveat) if rule == "mismatch" else ""
         reasons.append(
             Reason(
                 rule,
@@ -446,7 +446,7 @@ def refused_requests(run: RunModel) -> dict[str, int]:
 LOCALISED_LOOKED = 50
 
 
-def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
+def diverging_modules(cells: Sequence[CellRecord], named: int = 3, caveat: str = "") -> str:
     """Where the first few localised cells' errors arise (the module an operator change concerns,
     or the code between modules), as a sentence; "" when none was localised to a place. Where
     more cells were localised than it names, or more failed than it looked at, it says how many
@@ -465,8 +465,10 @@ def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
             continue
         first = judged.first
         if judged.gap is None and first is not None:
+            # A compiled cell's module is listed with the operators of an eager call of it.
+            eager = " of an eager call" if judged.mode == "compiled" else ""
             ops = (
-                f"; operators {', '.join(first.operators[:8])}{' …' if len(first.operators) > 8 else ''}"
+                f"; operators{eager} {', '.join(first.operators[:8])}{' …' if len(first.operators) > 8 else ''}"
                 if first.operators
                 else ""
             )
@@ -492,11 +494,13 @@ def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
         some = f"the first {len(shown)} of " if len(found) > named else ""
         count = f" ({some}{of}; every cell's own is under 5. Mismatches and errors in the run's report)"
     heading = "First diverging module" if modules_only else "Where the error arises"
-    return f" {heading}, from the localisation{count}: {'; '.join(shown)}."
+    return f" {heading}, from the localisation{count}: {'; '.join(shown)}.{caveat}"
 
 
 def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
-    reasons = _judge_failures(run.with_status(*FAILED), notes, "mismatch", "mismatching cell(s)")
+    reasons = _judge_failures(
+        run.with_status(*FAILED), notes, "mismatch", "mismatching cell(s)", region_caveat(run.plan)
+    )
     cold_bad = [c for c in flagged(run) if c.cold_check_failed]
     if cold_bad:
         reasons.append(

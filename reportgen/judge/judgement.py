@@ -31,7 +31,7 @@ from reportgen.judge.disposition import (
     throughput_undecided,
     throughput_words,
 )
-from reportgen.judge.localization import Localized, judge_localization, not_localized
+from reportgen.judge.localization import Localized, judge_localization_of, not_localized
 from reportgen.judge.nextstep import annotate_command, Words, finding, next_step
 from reportgen.judge.timing_stability import (
     FLAG,
@@ -190,7 +190,7 @@ def judge(
         failing={c.case: failing_quantity(c) for c in failed},
         problems=problems,
         settled=refused_as_declared(run),
-        localized=localizations(problems[:SHOWN_CELLS] + others),
+        localized=localizations(run, problems[:SHOWN_CELLS] + others),
         localized_others=others,
         unlocalized={c.case: why for c in problems[:SHOWN_CELLS] if (why := not_localized(c)) is not None},
         timing_flags={j.case: text for j in timed if (text := flag_text(j))},
@@ -241,13 +241,14 @@ def localized_others(run: RunModel, problems: tuple[CellRecord, ...]) -> tuple[C
     return tuple(islice((c for c in run.cells if c.localized and c.case not in listed), LOCALIZED_OTHERS))
 
 
-def localizations(cells: tuple[CellRecord, ...]) -> dict[str, Localized]:
-    """Where each of these cells' error arises, for those with a localization event."""
+def localizations(run: RunModel, cells: tuple[CellRecord, ...]) -> dict[str, Localized]:
+    """Where each of these cells' error arises, for those with a localization event (with what
+    the plan's judged region leaves a module's figures unable to say)."""
     found = {}
     for cell in cells:
         event = cell.localization  # built from the cell's line when asked: only for the cells shown
         if event is not None:
-            found[cell.case] = judge_localization(event)
+            found[cell.case] = judge_localization_of(run, event)
     return found
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from collector.planschema import module_depth
 from reportgen.contract.events import ErrorStats, Localization, LocalizedModule
@@ -319,6 +319,28 @@ def judge_localization(event: Localization) -> Localized:
         first_beyond=beyond,
     )
     return replace(found, sentence=where_sentence(found), skipped_words=skipped_notes(found), brief=_brief(found))
+
+
+def region_caveat(plan: Any) -> str:
+    """Where the plan judges only part of the outputs (a mask or region of compare.outputs), what
+    a localisation cannot say: its figures cover each module's whole output, the cell's its judged
+    elements, so a module named may diverge only where the cell does not judge ('' otherwise)."""
+    compare = getattr(plan, "compare", None)
+    rules = [r for r in (compare.outputs if compare is not None else ()) if r.mask is not None or r.region is not None]
+    if not rules:
+        return ""
+    judged = "; ".join(f"{r.output}: {r.description}"[:120] for r in rules[:4])
+    return (
+        f" Module figures cover each module's whole output, while this cell judges only part of its outputs ({judged}):"
+        " a module named here may diverge only in elements the cell does not judge."
+    )
+
+
+def judge_localization_of(run: Any, event: Localization) -> Localized:
+    """judge_localization, with the plan's judged region said beside the sentence where there is one."""
+    found = judge_localization(event)
+    caveat = region_caveat(run.plan) if run is not None else ""
+    return replace(found, sentence=found.sentence + caveat) if caveat and not found.failure else found
 
 
 def _brief(found: Localized) -> str:
