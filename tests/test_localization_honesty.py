@@ -250,3 +250,22 @@ def test_a_plan_that_judges_part_of_the_outputs_says_what_module_figures_cannot(
     (tmp_path / "plain").mkdir()
     plain = _report(tmp_path / "plain", localized_log())["report.md"].replace("\\!", "!")
     assert "Module figures cover each module's whole output" not in plain
+
+
+def test_a_module_whose_output_was_not_measured_is_named_before_a_jump_not_builds_up() -> None:
+    """A review: the diverging module returned a dataclass (its row 'not measured'), the next
+    module jumped from 0.06 x to 6.5 x end to end, and the report said "the error builds up
+    across modules". The unmeasured module before the first one beyond the tolerance is named."""
+    modules = _modules(
+        ("a", "Linear", 0.06, 0.06, 1),
+        ("t", "ReturnsDataclass", 0.0, 0.0, 1),
+        ("b9", "Block", 6.52, 0.3, 1),
+        ("head", "Linear", 6.6, 0.1, 1),
+    )
+    modules[1].update(accumulated=None, local=None, note="its output holds no tensor")
+    found = _judge(modules)
+    assert found.first is None
+    assert "b9 is the first beyond it end to end (6.52 × the allowance), after t, whose output was not measured" in (
+        found.sentence
+    )
+    assert "builds up across modules" not in found.sentence

@@ -489,7 +489,18 @@ def _where_sentence(found: Localized) -> str:
             f"{later}; no module whose own error was measured is beyond the tolerance."
         )
     if found.first is None:
-        if any(v.role == "inherited" for v in found.modules):
+        beyond = next((v for v in found.modules if v.role == "inherited"), None)
+        if beyond is not None:
+            # A module before the first one beyond the tolerance whose output was not compared
+            # (not a tensor, or not finite in the reference) may hold the error: not "builds up".
+            blind = [v.name for v in found.modules[: found.modules.index(beyond)] if v.accumulated is None]
+            if blind:
+                more = f" and {len(blind) - 5} more" if len(blind) > 5 else ""
+                return (
+                    f"{_none_own(found)}; {beyond.name} is the first beyond it end to end ({ratio_text(beyond.accumulated)} × the "
+                    f"allowance), after {', '.join(blind[:5])}{more}, whose output was not measured: the error arises in "
+                    f"{'it' if len(blind) == 1 else 'one of them'} or builds up before {beyond.name}{later}."
+                )
             return f"{_none_own(found)}; the error builds up across modules (see the accumulated column){later}."
         if found.reason == "plan":  # the cell matched: no error to place
             return "No localised module's own (local) error is beyond the tolerance."
