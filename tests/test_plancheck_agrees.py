@@ -302,3 +302,14 @@ def test_an_fp32_plan_without_a_task_criterion_gets_a_note_and_its_report_says_s
     # The shipped run declares one: nothing said.
     shipped = judge_log(REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl")
     assert not [r for r in rule_tolerances(shipped.run, {}) if "task criterion" in r.message]
+
+
+@pytest.mark.parametrize(("source", "kind"), [("decoder_lm.toml", "generation"), ("tiny_classifier.toml", "training")])
+def test_a_localize_table_the_collector_never_uses_is_noted(tmp_path: Path, source: str, kind: str) -> None:
+    """A review: a generation plan with [localize] always = true got no word from plan-check,
+    though the collector localises no generation (or training) cell."""
+    path = _plan(tmp_path, "plan", lambda data: data.update(localize={"always": True}), source)
+    (finding,) = _ids(review_plan(path, "cpu"))["localize-ignored"]
+    assert finding.severity == "note" and finding.title == f"[localize] does nothing in a {kind} plan"
+    plain = _plan(tmp_path, "inference", lambda data: data.update(localize={"always": True}))
+    assert "localize-ignored" not in _ids(review_plan(plain, "cpu"))

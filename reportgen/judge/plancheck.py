@@ -802,6 +802,25 @@ def check_modes(ctx: Context) -> list[Finding]:
     return findings
 
 
+def check_localize_table(ctx: Context) -> list[Finding]:
+    """A [localize] table in a plan whose cells the collector never localises (training steps,
+    generations): its settings do nothing, and the plan should not read as if they did."""
+    kind = "training" if ctx.plan.training is not None else "generation" if ctx.plan.generation is not None else None
+    if kind is None or "localize" not in ctx.raw:
+        return []
+    return [
+        Finding(
+            "localize-ignored",
+            "note",
+            f"[localize] does nothing in a {kind} plan",
+            f"The collector localises no {kind} cell (a mismatching one says so in its report); "
+            "the table's settings, always included, are not used.",
+            "Remove [localize], or localise an inference plan of the same model.",
+            key="localize",
+        )
+    ]
+
+
 def check_warm_samples(ctx: Context) -> list[Finding]:
     """A warm series too short for the checks a timing verdict rests on: stability needs
     MIN_SAMPLES, the two-speeds cut TWO_MODES_MIN_SAMPLES, and a comparison's guard against
@@ -901,6 +920,7 @@ CHECKS: list[Callable[[Context], list[Finding]]] = [
     check_cache_check,
     check_recompile_limit,
     check_warm_samples,
+    check_localize_table,
 ]
 
 
