@@ -67,29 +67,10 @@ from collector.descriptors import descriptors
 from collector.planschema import MAX_REMEASURE_ROUNDS, module_depth
 from collector.stability import unstable_generation
 from collector.timing import warm_stats
-from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent, schema_tuple
+from reportgen.contract.events import EVENT_MODELS, SCHEMA_MAJOR, SCHEMA_MINOR, absent, schema_tuple
 
 __all__ = ["CONTENT_RECIPES", "CPU_TIME_KEYS", "FigureChecks", "family_disagreement", "seconds_figure", "waited_of"]
 
-# The kinds a cross-line rule reads, each with its FigureChecks method (one call per line of a
-# long log: each rule is looked up once).
-_RULES = {
-    "run_start": "_run_start",
-    "environment": "_environment",
-    "workload_reads": "_workload_reads",
-    "request": "_request",
-    "case_result": "_case_result",
-    "timing": "_timing",
-    "compile": "_compile",
-    "generation": "_generation",
-    "train_step": "_train_step",
-    "train_result": "_train_result",
-    "artifact": "_weights",
-    "localization": "_localization",
-    "reference": "_reference",
-    "run_end": "_run_end",
-}
-FIGURE_KINDS = frozenset(_RULES)
 _WARM_FIGURES = ("min_s", "median_s", "p90_s", "iqr_s")
 
 # The content hash recipes this reader knows (collector/content.py, RECIPE; a test keeps the
@@ -200,8 +181,6 @@ class FigureChecks:
     def __init__(self) -> None:
         self.plan: Any = None
         self.line = 0  # the line being checked (check sets it): a rule names an earlier line by it
-        # Each planned case's task criterion (metric, op, threshold), None without one: made once.
-        self._tasks: dict[str, tuple[Any, ...] | None] | None = None
         self.passed: set[str] = set()  # kept only for a plan with generation (its lines follow the result)
         # Generation plans only: each case_result's task metric (value, passed, line), which the
         # collector writes from the figures its generation event then logs (generation_cells.py).
@@ -260,7 +239,7 @@ class FigureChecks:
         self.pending_packages: tuple[int, str] | None = None
         # Where a rule's warning goes (the reader sets it): (line, message).
         self.warn: Callable[[int, str], None] = lambda line, message: None
-        self.rules = {kind: getattr(self, name) for kind, name in _RULES.items()}
+        self.rules = {kind: getattr(self, f"_{kind}") for kind in FIGURE_KINDS}
 
     def _tolerance(self, case: str) -> Any:
         """The plan's tolerance for the case's dtype (None when the plan or dtype has none)."""
@@ -269,12 +248,8 @@ class FigureChecks:
 
     def _task(self, case: str) -> tuple[Any, ...] | None:
         """The plan's task criterion for the case's dtype as (metric, op, threshold), or None."""
-        if self._tasks is None:
-            self._tasks = {}
-            for cell in self.plan.matrix if self.plan is not None else ():
-                task: Any = getattr(self.plan.tolerances.get(cell.dtype), "task", None)
-                self._tasks[cell.case] = None if absent(task) else (task.metric, task.op, task.threshold)
-        return self._tasks.get(case)
+        task: Any = getattr(self._tolerance(case), "task", None)
+        return None if absent(task) else (task.metric, task.op, task.threshold)
 
     def _cell(self, case: str) -> Any:
         """The planned cell of this case, or None for a case the plan lacks (or no plan)."""
@@ -286,7 +261,7 @@ class FigureChecks:
         """The contradiction in one line (number ``line``), in words, or None."""
         self.line = line
         if kind == "plan":
-            self.plan, self._tasks, self._cells, self._atols = data, None, None, {}
+            self.plan, self._cells, self._atols = data, None, {}
             self._generating = not absent(getattr(data, "generation", None))
             self._training = not absent(getattr(data, "training", None))
             misnamed = misnamed_cells(data.matrix)
@@ -422,7 +397,7 @@ class FigureChecks:
             )
         return None
 
-    def _weights(self, data: Any) -> str | None:
+    def _artifact(self, data: Any) -> str | None:
         """A run has one weights artifact (collector/run/setup.py writes it beside the plan), and
         the plan and it each give the weights' hashes (the collector writes one digest into
         both): a second artifact, or two different answers, leave the weights unknown, and a
@@ -639,15 +614,13 @@ class FigureChecks:
     def _cell_facts(self, data: Any, stats: Any, metric: Any) -> str | None:
         """What a result says against the facts the collector records with it or before it."""
         judged = data.status in ("pass", "mismatch")
-        if judged and (why := self._judged_on(data, stats, metric)) is not None:
-            return why
-        if judged and (why := self._trained(data)) is not None:
-            return why
-        if (why := self._layout(data)) is not None:
-            return why
-        if judged and (why := self._device(data)) is not None:
-            return why
-        if (why := self._same_inputs(data)) is not None:
+        why = (
+            (judged and (self._judged_on(data, stats, metric) or self._trained(data)))
+            or self._layout(data)
+            or (judged and self._device(data))
+            or self._same_inputs(data)
+        )
+        if why:
             return why
         if not absent(fed := data.inputs_fed) and fed:
             self.checked_fed.setdefault(data.case, (fed, self.line))
@@ -1196,6 +1169,10 @@ class FigureChecks:
                 data.case, f"train_result counts {bad.mismatched} mismatched element(s) of parameter {bad.name}"
             )
         return None
+
+
+# The kinds a cross-line rule reads: each has its FigureChecks method ``_<kind>`` (looked up once).
+FIGURE_KINDS = frozenset(kind for kind in EVENT_MODELS if hasattr(FigureChecks, f"_{kind}"))
 
 
 def _from_1_2(data: Any) -> bool:

@@ -222,7 +222,6 @@ class ScheduledTask(Strict, kw_only=True, frozen=True):
 class RunStart(Envelope, tag="run_start", kw_only=True, frozen=True):
     """First line of every log: who wrote it, for which workload, and whether it is real data."""
 
-    kind: ClassVar[Literal["run_start"]] = "run_start"
     run_id: Annotated[
         str,
         Meta(
@@ -288,7 +287,6 @@ class BackendSetting(Strict, kw_only=True, frozen=True):
 class Environment(Envelope, tag="environment", kw_only=True, frozen=True):
     """Where the run really happened: backend family, versions, device, relevant variables."""
 
-    kind: ClassVar[Literal["environment"]] = "environment"
     backend_family: Annotated[BackendFamily, Doc("Backend family the cells ran on.")]  # type: ignore[valid-type]
     backend_family_reason: Annotated[str, Doc("How the family was decided (probes, versions).")]
     device_type: Annotated[str, Doc("torch device type the cells ran on: cpu, cuda, neuron.")]
@@ -483,7 +481,6 @@ class DeclaredInput(Strict, kw_only=True, frozen=True):
 class Plan(Envelope, tag="plan", kw_only=True, frozen=True):
     """Declared before any result: what will be run and what counts as correct."""
 
-    kind: ClassVar[Literal["plan"]] = "plan"
     workload: str
     description: str = ""
     model_revision: Annotated[str, Doc("Model name and revision as the workload states it.")]
@@ -587,7 +584,6 @@ class Plan(Envelope, tag="plan", kw_only=True, frozen=True):
 class Artifact(Envelope, tag="artifact", kw_only=True, frozen=True):
     """A file saved beside the log so the same values feed every mode."""
 
-    kind: ClassVar[Literal["artifact"]] = "artifact"
     role: Literal["inputs", "weights", "reference_output", "trace", "other"]
     path: Annotated[str, Doc("Path relative to the run directory.")]
     bytes: Count
@@ -631,7 +627,6 @@ class Artifact(Envelope, tag="artifact", kw_only=True, frozen=True):
 class Reference(Envelope, tag="reference", kw_only=True, frozen=True):
     """The trusted reference for one shape: run twice to show its noise floor."""
 
-    kind: ClassVar[Literal["reference"]] = "reference"
     shape: Annotated[str, Doc("Input key, e.g. b1-l128-contiguous (the values every dtype and mode get).")]
     device: str
     dtype: Annotated[str, Doc("dtype the reference computed in.")] = "float32"
@@ -757,7 +752,6 @@ class Failure(Strict, kw_only=True, frozen=True):
 class CaseResult(Envelope, tag="case_result", kw_only=True, frozen=True):
     """The correctness outcome of one planned cell."""
 
-    kind: ClassVar[Literal["case_result"]] = "case_result"
     case: str
     status: CellStatus
     inputs: Annotated[
@@ -841,7 +835,6 @@ class Transfers(Strict, kw_only=True, frozen=True):
 class Operators(Envelope, tag="operators", kw_only=True, frozen=True):
     """Ops executed and ops that fell back to the CPU for one cell, and its host/device copies."""
 
-    kind: ClassVar[Literal["operators"]] = "operators"
     case: str
     executed: Annotated[Measured, Doc("Ops the cell executed.")]
     fallback: Annotated[Measured, Doc("Ops that fell back to the CPU; measured and empty means none did.")]
@@ -875,7 +868,6 @@ class CacheDir(Strict, kw_only=True, frozen=True):
 class Compile(Envelope, tag="compile", kw_only=True, frozen=True):
     """Compilation facts for one compiled cell (for training: one event per graph)."""
 
-    kind: ClassVar[Literal["compile"]] = "compile"
     case: str
     graph: Annotated[
         Literal["inference", "forward", "backward"],
@@ -942,7 +934,6 @@ class GradStats(Strict, kw_only=True, frozen=True):
 class TrainStep(Envelope, tag="train_step", kw_only=True, frozen=True):
     """One training step of a cell: the loss and every gradient against the reference."""
 
-    kind: ClassVar[Literal["train_step"]] = "train_step"
     case: str
     step: Count
     loss: float | None
@@ -954,7 +945,6 @@ class TrainStep(Envelope, tag="train_step", kw_only=True, frozen=True):
 class TrainResult(Envelope, tag="train_result", kw_only=True, frozen=True):
     """After the steps: the updated parameters against the reference's."""
 
-    kind: ClassVar[Literal["train_result"]] = "train_result"
     case: str
     params: list[GradStats]
 
@@ -1084,7 +1074,6 @@ class DeviceMemory(Strict, kw_only=True, frozen=True):
 class Timing(Envelope, tag="timing", kw_only=True, frozen=True):
     """Cold first call and warm repetitions of one cell whose correctness passed."""
 
-    kind: ClassVar[Literal["timing"]] = "timing"
     case: str
     cold: Cold | None = None
     warm: Warm | None = None
@@ -1146,7 +1135,6 @@ class Timing(Envelope, tag="timing", kw_only=True, frozen=True):
 class Request(Envelope, tag="request", kw_only=True, frozen=True):
     """How the plan's padding policy serves one request length, before any cell of it runs."""
 
-    kind: ClassVar[Literal["request"]] = "request"
     batch: Positive
     length: Annotated[Positive, Doc("Tokens of the request as tokenised.")]
     bucket: Annotated[Positive | None, Doc("The bucket it is padded (or truncated) to; null when refused.")] = None
@@ -1252,7 +1240,6 @@ class GenerationResult(Envelope, tag="generation", kw_only=True, frozen=True):
     """One generation cell against the reference's generation: greedy tokens, top-k overlap,
     the first divergent step (step 0 is the prefill's token) and, when it passed, its timings."""
 
-    kind: ClassVar[Literal["generation"]] = "generation"
     case: str
     request_length: Positive
     bucket: Positive
@@ -1297,7 +1284,6 @@ class TopOp(Strict, kw_only=True, frozen=True):
 
 
 class Profile(Envelope, tag="profile", kw_only=True, frozen=True):
-    kind: ClassVar[Literal["profile"]] = "profile"
     case: str
     profiler: str
     traces: list[TraceFile]
@@ -1362,7 +1348,6 @@ class SkippedModule(Strict, kw_only=True, frozen=True):
 class Localization(Envelope, tag="localization", kw_only=True, frozen=True):
     """Where a cell's error arises: per named submodule, in the reference's execution order. New in 1.2."""
 
-    kind: ClassVar[Literal["localization"]] = "localization"
     case: str
     reason: Annotated[
         Literal["mismatch", "nonfinite", "plan"],
@@ -1395,7 +1380,6 @@ class Localization(Envelope, tag="localization", kw_only=True, frozen=True):
 class InspectionStart(Envelope, tag="inspection_start", kw_only=True, frozen=True):
     """First line of an inspection log: which plan was inspected, where, with what. New in 1.2."""
 
-    kind: ClassVar[Literal["inspection_start"]] = "inspection_start"
     workload: Annotated[str, Meta(min_length=1)]
     plan: Annotated[str, Doc("The plan file inspected, as given.")]
     plan_sha256: Annotated[Sha256, Doc("sha256 of the plan's text as read.")]
@@ -1426,7 +1410,6 @@ class WideTensor(Strict, kw_only=True, frozen=True):
 class Inspection(Envelope, tag="inspection", kw_only=True, frozen=True):
     """One planned input shape's captured graph: operators, graph breaks, wide dtypes, input layouts. New in 1.2."""
 
-    kind: ClassVar[Literal["inspection"]] = "inspection"
     shape: Annotated[str, Doc("The planned input key, e.g. b1-l16-contiguous.")]
     batch: Positive
     length: Positive
@@ -1457,12 +1440,8 @@ class Inspection(Envelope, tag="inspection", kw_only=True, frozen=True):
 
 
 class InspectionEnd(Envelope, tag="inspection_end", kw_only=True, frozen=True):
-    kind: ClassVar[Literal["inspection_end"]] = "inspection_end"
     shapes_planned: Count
     shapes_inspected: Count
-
-
-INSPECTION_MODELS: dict[str, type[Envelope]] = {m.kind: m for m in (InspectionStart, Inspection, InspectionEnd)}
 
 
 # --- warnings and run end --------------------------------------------------------------------
@@ -1473,7 +1452,6 @@ class WorkloadReads(Envelope, tag="workload_reads", kw_only=True, frozen=True):
     the model, made the inputs and ran the reference, beyond the files run_start hashed
     (collector/workload_reads.py)."""
 
-    kind: ClassVar[Literal["workload_reads"]] = "workload_reads"
     files: Annotated[
         list[ProvenanceFile],
         Doc(
@@ -1493,14 +1471,12 @@ class WorkloadReads(Envelope, tag="workload_reads", kw_only=True, frozen=True):
 class WarningEvent(Envelope, tag="warning", kw_only=True, frozen=True):
     """A warning raised outside any cell (at import, device init, ...)."""
 
-    kind: ClassVar[Literal["warning"]] = "warning"
     message: str
     category: str = "UserWarning"
     case: str | None = None
 
 
 class RunEnd(Envelope, tag="run_end", kw_only=True, frozen=True):
-    kind: ClassVar[Literal["run_end"]] = "run_end"
     finished_at: str
     status: Literal["complete", "aborted"]
     reason: str | None = None
@@ -1530,7 +1506,11 @@ Event = Union[
     WorkloadReads,
 ]
 
+# Each kind is its Struct's tag, read as ``Model.kind`` and ``event.kind``.
+for _model in (*get_args(Event), InspectionStart, Inspection, InspectionEnd):
+    _model.kind = _model.__struct_config__.tag
 EVENT_MODELS: dict[str, type[Envelope]] = {model.kind: model for model in get_args(Event)}
+INSPECTION_MODELS: dict[str, type[Envelope]] = {m.kind: m for m in (InspectionStart, Inspection, InspectionEnd)}
 
 # Kinds that always name one planned cell (a required ``case`` field).
 CASE_KINDS = frozenset(
