@@ -18,7 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 CHECKED = sorted((REPO / "reportgen" / "render" / "sections").glob("*.py")) + [
-    REPO / "reportgen" / "render" / "view.py"
+    REPO / "reportgen" / "render" / "view.py",
+    REPO / "reportgen" / "render" / "compare_view.py",  # a comparison's page: which hardware no run is, judged
 ]
 
 # Data types of the judgement and the constants that go with them.
@@ -32,12 +33,28 @@ DATA = {
     ("reportgen.judge.localization", "Localized"),
     ("reportgen.judge.nextstep", "Words"),
     ("reportgen.judge.timing_stability", "SYMBOL"),
+    ("reportgen.judge.comparison", "CellComparison"),
+    ("reportgen.judge.comparison", "CellTiming"),
+    ("reportgen.judge.comparison", "CellSide"),
+    ("reportgen.judge.comparison", "Comparison"),
+    ("reportgen.judge.comparison", "SeriesTiming"),
+    ("reportgen.judge.comparison", "Side"),
+    ("reportgen.judge.intervals", "CONFIDENCE"),
+    ("reportgen.judge.timing_stability", "FLAG"),
+    ("reportgen.judge.timing_stability", "SERIES_COLUMN"),
+    ("reportgen.judge.timing_stability", "UNCLASSIFIED_FLAG"),
+    ("reportgen.judge.timing_stability", "UNCLASSIFIED_SYMBOL"),
 }
 # Functions that only turn one value into text, shared with the judge's own sentences so both
 # say it the same way.
 FORMATTING = {
     ("reportgen.judge.localization", "ratio_text"),  # a ratio to the allowance: '1.5', 'not finite', 'not measured'
     ("reportgen.judge.disposition", "scope_label"),  # a cell's planned shape: '(2, 16) repeat (cache check)'
+    ("reportgen.judge.comparison", "compile_cost_text"),  # the judged compile medians, one phrase a cache outcome
+    ("reportgen.judge.intervals", "estimate_text"),  # a ratio with the digits to read inside its interval
+    ("reportgen.judge.intervals", "interval_text"),  # an interval's two ends, told apart
+    ("reportgen.judge.intervals", "ratio_number"),  # a ratio as a figure, or 'out of range'
+    ("reportgen.judge.backend_docs", "version_keys"),  # which package versions a page lists (the constraint files')
 }
 ALLOWED = DATA | FORMATTING
 
@@ -79,7 +96,7 @@ def refused(source: str, module: str) -> list[str]:
     ]
 
 
-def test_sections_and_view_import_no_judge_function() -> None:
+def test_sections_and_views_import_no_judge_function() -> None:
     assert len(CHECKED) > 5  # the sections are where this test looks for them
     problems = [p for path in CHECKED for p in refused(path.read_text(encoding="utf-8"), _module_name(path))]
     assert problems == [], "a section computes a judged fact; put it in the Judgement instead:\n" + "\n".join(problems)

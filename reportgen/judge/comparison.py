@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 
 from collector.timing import OFF_CLOCK_NOTE
 from reportgen.contract import events as ev
-from reportgen.judge.backend_docs import evidence_families
+from reportgen.judge.backend_docs import evidence_families, load_backend_docs, targets
 from reportgen.judge.changes import (
     CODE_SCOPE,
     code_and_data_changes,
@@ -389,6 +389,17 @@ class Comparison:
     @property
     def timed(self) -> list[CellComparison]:
         return [c for c in self.cells if c.timing is not None]
+
+    @property
+    def hardware_not_run(self) -> tuple[str, ...]:
+        """The hardware of each target a reader may assume (a Neuron or Trainium result) that
+        neither side ran on: each side is evidence for its own machine only."""
+        families = {s.family for s in (self.baseline, self.candidate)}
+        return tuple(
+            docs.hardware
+            for docs in map(load_backend_docs, targets())
+            if docs.hardware and not families & set(docs.families)
+        )
 
     @property
     def generation(self) -> list[CellComparison]:

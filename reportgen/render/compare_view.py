@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
+from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.comparison import (
     CellComparison,
     CellTiming,
@@ -411,9 +411,7 @@ def _honesty(comparison: Comparison) -> str:
     for side in (comparison.baseline, comparison.candidate):
         parts.append(f"the {side.role} ran on {side.family} ({side.device})")
     text = "Each side is evidence for the machine it ran on and nothing else: " + ", ".join(parts) + "."
-    for docs in map(load_backend_docs, targets()):  # each target whose hardware a reader may assume
-        if docs.hardware and not any(s.family in docs.families for s in (comparison.baseline, comparison.candidate)):
-            text += f" Neither run is a {docs.hardware} result."
+    text += "".join(f" Neither run is a {hardware} result." for hardware in comparison.hardware_not_run)
     notes = dict.fromkeys(s.adapter_note for s in (comparison.baseline, comparison.candidate) if s.adapter_note)
     return " ".join([text, *notes])
 
