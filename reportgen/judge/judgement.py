@@ -15,6 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import Any
 
 from reportgen.judge.changes import loop_host_facts
 from reportgen.judge.backend_docs import docs_file_sha256, run_backend
@@ -35,8 +36,12 @@ from reportgen.judge.localization import Localized, judge_localization_of, not_l
 from reportgen.judge.nextstep import annotate_command, Words, finding, next_step
 from reportgen.judge.timing_stability import (
     FLAG,
+    STABLE,
+    UNCLASSIFIED,
     UNCLASSIFIED_FLAG,
+    UNSTABLE,
     GENERATION_SERIES,
+    is_unstable,
     CellStability,
     flag_text,
     generation_attempts,
@@ -128,6 +133,9 @@ class Judgement:
     # Per passing generation cell, the flag of each of its warm series (time to first token,
     # decode per token) that needs a word, by GenerationTiming's field name.
     generation_flags: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Per passing generation cell, each warm series' median and stability word (first token, then
+    # decode per token): 'stable' unless flagged above, then 'unstable' or 'unclassified'.
+    generation_columns: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     # Per passing generation cell whose repetitions' decode times are unstable: tokens/s decides nothing.
     throughput_flags: dict[str, str] = field(default_factory=dict)
     # The warm generation series of the passing cells, and of those the ones (case, field) that
@@ -194,7 +202,8 @@ def judge(
         localized_others=others,
         unlocalized={c.case: why for c in problems[:SHOWN_CELLS] if (why := not_localized(c)) is not None},
         timing_flags={j.case: text for j in timed if (text := flag_text(j))},
-        generation_flags=generation_flags(run),
+        generation_flags=(gen_flags := generation_flags(run)),
+        generation_columns=generation_columns(run, gen_flags),
         throughput_flags=throughput_flags(run),
         generation_series=series_total,
         generation_undecided=tuple(series),
@@ -239,6 +248,26 @@ def localized_others(run: RunModel, problems: tuple[CellRecord, ...]) -> tuple[C
         return ()
     listed = {c.case for c in problems}
     return tuple(islice((c for c in run.cells if c.localized and c.case not in listed), LOCALIZED_OTHERS))
+
+
+def generation_columns(run: RunModel, flags: dict[str, dict[str, str]]) -> dict[str, tuple[Any, ...]]:
+    """Per passing generation cell, each warm series' median and stability word (first token, then
+    decode per token), as load_cells gives them: 'stable' unless ``flags`` (the judge's flags of
+    the series) has one, then 'unstable' or 'unclassified'."""
+    found: dict[str, tuple[Any, ...]] = {}
+    for cell in run.cells_with("generation"):
+        timing = generation_timing(cell) if cell.status == "pass" else None
+        if timing is None:
+            continue
+        row: list[Any] = []
+        for series in GENERATION_SERIES:
+            flag = flags.get(cell.case, {}).get(series)
+            row += [
+                getattr(timing, series).median_s,
+                STABLE if flag is None else UNSTABLE if is_unstable(flag) else UNCLASSIFIED,
+            ]
+        found[cell.case] = tuple(row)
+    return found
 
 
 def localizations(run: RunModel, cells: tuple[CellRecord, ...]) -> dict[str, Localized]:

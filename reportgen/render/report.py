@@ -20,14 +20,6 @@ from typing import Any
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition
 from reportgen.judge.judgement import Judgement, judge
-from reportgen.judge.timing_stability import (
-    GENERATION_SERIES,
-    STABLE,
-    UNCLASSIFIED,
-    UNSTABLE,
-    generation_timing,
-    is_unstable,
-)
 from reportgen.render.sections.common import DETAILS_NAME
 from reportgen.render.templating import (
     ASSET_SOURCES,
@@ -458,33 +450,13 @@ def warm_stability(judged: JudgedRun) -> dict[str, str]:
     return {j.case: j.verdict for j in judged.judgement.timed} if judged.judgement is not None else {}
 
 
-def generation_columns(judged: JudgedRun) -> dict[str, tuple[Any, ...]]:
-    """Per passing generation cell, each warm series' median and stability word (first token, then
-    decode per token), as load_cells gives them: 'stable' unless the judge flagged the series,
-    then 'unstable' or 'unclassified' (details.csv's columns)."""
-    flags = judged.judgement.generation_flags if judged.judgement is not None else {}
-    found: dict[str, tuple[Any, ...]] = {}
-    for cell in judged.run.cells_with("generation"):
-        timing = generation_timing(cell) if cell.status == "pass" else None
-        if timing is None:
-            continue
-        row: list[Any] = []
-        for series in GENERATION_SERIES:
-            flag = flags.get(cell.case, {}).get(series)
-            row += [
-                getattr(timing, series).median_s,
-                STABLE if flag is None else UNSTABLE if is_unstable(flag) else UNCLASSIFIED,
-            ]
-        found[cell.case] = tuple(row)
-    return found
-
-
 def details_table(judged: JudgedRun) -> bytes:
     """details.csv's bytes: every cell (``detail_rows``, as csv_text writes them), each timing
     beside the judge's words for it (its warm series' stability, and whether the run's
     performance acceptance is stopped)."""
     stability = warm_stability(judged)
-    rows = detail_rows(judged.run, stability, bool(judged.disposition.performance_stopped), generation_columns(judged))
+    columns = judged.judgement.generation_columns if judged.judgement is not None else {}
+    rows = detail_rows(judged.run, stability, bool(judged.disposition.performance_stopped), columns)
     return csv_text([DETAIL_COLUMNS, *rows]).encode("utf-8")
 
 
