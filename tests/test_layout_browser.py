@@ -91,6 +91,22 @@ def test_no_table_past_its_column_at_1400(sample_site: Path, browser) -> None:
     assert scrolling == [], "index and history tables that need sideways scrolling at 1400 px"
 
 
+def test_on_a_phone_the_disposition_headline_starts_on_the_first_screen(sample_site: Path, browser) -> None:
+    """A review: at 375 x 740 the breadcrumb, the title, the banners and the contents list filled
+    the first screen of 31 of the 40 run pages, the disposition below it. On a phone the
+    disposition comes before the contents; its headline starts on the first screen."""
+    page = browser.new_page(viewport={"width": 375, "height": 740})
+    late = []
+    for path in sorted(sample_site.glob("runs/*/index.html")):
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        top = page.evaluate("document.querySelector('#disposition .headline').getBoundingClientRect().top")
+        if top > 740 - 60:
+            late.append((path.parent.name, round(top)))
+    page.close()
+    assert late == [], late
+
+
 def test_a_long_status_wraps_in_its_cell(sample_site: Path, browser) -> None:
     """A review: a status that says more than a word ("passes under a changed criterion: ...",
     "untested: layout not measured") stayed on one line, so a comparison's cell-by-cell table was
