@@ -86,6 +86,7 @@ class Descriptor:
     # a log's inputs_fed is then checked against its environment.device_type. False (the
     # default) where the adapter's device may have another name: nothing is checked then.
     inputs_on_device: bool = False
+    device_facts: bool = False
     before_torch: str = ""  # "FILE.py:function" beside the descriptor, run before torch is imported
     autoload_module: str = (
         ""  # the module torch autoloads for this backend (--target auto: the hook runs where it is installed)
@@ -125,6 +126,7 @@ _TOP: dict[str, tuple[type | tuple[type, ...], bool, str]] = {
     "kubernetes": (dict, False, "[kubernetes] table"),
     "slurm": (dict, False, "[slurm] table"),
     "inputs_on_device": (bool, False, "every input is fed on the torch device named as the target"),
+    "device_facts": (bool, False, "the adapter reads its devices' name and count (not the host's CPUs)"),
     "before_torch": (dict, False, "[before_torch] table"),
     "notes": (str, False, "documentation notes"),
 }
@@ -259,6 +261,7 @@ def read_descriptor(path: Path) -> Descriptor:
         node_taint=kubernetes.get("node_taint", ""),
         slurm_gres=slurm.get("gres", ""),
         inputs_on_device=data.get("inputs_on_device", False),
+        device_facts=data.get("device_facts", False),
         before_torch=before.get("hook", ""),
         autoload_module=before.get("module", ""),
         notes=data.get("notes", ""),

@@ -98,6 +98,10 @@ def _log(tmp_path: Path) -> Path:
     events = logbuilder.base_events("fakeaccel", "fakeaccel")
     environment = next(e for e in events if e["kind"] == "environment")
     environment["versions"]["fakeaccel_sdk"] = {"value": "9.9.1", "source": "synthetic fixture"}
+    # What the collector records with an adapter that keeps the base's device facts (the host's
+    # CPUs): valid for a backend whose descriptor does not say device_facts = true (a review: such
+    # a plugin's real runs were refused as relabelled).
+    environment["device"]["device_count"] = {"value": "2", "source": "os.cpu_count()"}
     path = tmp_path / "runs" / "fake-run" / "events.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(logbuilder.dumps(logbuilder.with_envelope(logbuilder.finish(events))), encoding="utf-8")

@@ -1502,7 +1502,9 @@ def device_facts_disagreement(family: str, device: dict[str, Any]) -> str | None
     count = device.get("device_count")
     source = getattr(count, "source", None) if count is not None else None
     owner = next((d for d in descriptors().values() if family in d.families), None)
-    if source != HOST_DEVICE_COUNT_SOURCE or owner is None or owner.name == "cpu":
+    # Only a backend whose descriptor says its adapter reads its own devices (device_facts): a
+    # plugin adapter that keeps the base's CPU facts records the host's count on its device too.
+    if source != HOST_DEVICE_COUNT_SOURCE or owner is None or not owner.device_facts:
         return None
     return (
         f"backend_family {family!r} is the {owner.name} backend's, but device.device_count was read by "
