@@ -692,3 +692,13 @@ def test_one_pair_s_layout_cost_that_its_sibling_pair_does_not_pay_decides_nothi
     assert repeat.case in undecided.cases
     assert "b1-l16-noncontiguous-float32-compiled of the same shape measured no cost" in undecided.message
     assert d.decide(run, {}).outcome != "change"
+
+
+def test_an_integer_output_beside_float64_ones_is_no_lower_precision() -> None:
+    """A review: a float64 cell that also returns argmax ids (int64) read "produced a lower
+    precision", and under requires_float64 "Requires a change: precision". Only a floating output
+    below float64 counts."""
+    from types import SimpleNamespace
+
+    assert not d._outputs_not_f64(SimpleNamespace(output_dtypes=("float64", "int64", "bool")))  # type: ignore[arg-type]
+    assert d._outputs_not_f64(SimpleNamespace(output_dtypes=("float64", "float32")))  # type: ignore[arg-type]

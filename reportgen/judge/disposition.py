@@ -898,7 +898,9 @@ def rule_declared_inputs(run: RunModel, notes: Notes) -> list[Reason]:
 
 
 def _outputs_not_f64(cell: CellRecord) -> bool:
-    return any(dtype != "float64" for dtype in cell.output_dtypes)
+    """Whether a floating output came back below float64 (an integer output, argmax or ids, is
+    no lower precision)."""
+    return any(dtype in FLOAT_DTYPES and dtype != "float64" for dtype in cell.output_dtypes)
 
 
 def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
