@@ -246,6 +246,19 @@ def test_a_plan_that_judges_part_of_the_outputs_says_what_module_figures_cannot(
     blocking = md[md.index("## 1. Disposition") : md.index("### Scope")]
     assert said in blocking and "operators of an eager call" in blocking, blocking
     assert md.count(said) >= 2  # and in section 5, beside where it diverges
+    # The line naming the operator change an owner decided says it too (a review: it did not).
+    notes_file = tmp_path / "run" / "annotations.toml"
+    case = next(e["case"] for e in events if e["kind"] == "localization")
+    notes_file.write_text(
+        f'[{case}]\nexplanation = "x"\nverdict = "change-needed"\nchange = "operator"\nreason = "owner"\n',
+        encoding="utf-8",
+    )
+    from reportgen.render.report import judge_log
+
+    change = next(
+        r for r in judge_log(tmp_path / "run" / "events.jsonl").disposition.reasons if r.category == "operator"
+    )
+    assert said in change.message, change.message
     # A plan that judges every element says nothing of it.
     (tmp_path / "plain").mkdir()
     plain = _report(tmp_path / "plain", localized_log())["report.md"].replace("\\!", "!")

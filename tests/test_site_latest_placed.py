@@ -102,3 +102,7 @@ def test_two_runs_that_started_at_the_same_instant_are_not_compared(tmp_path: Pa
     assert "Latest run against the previous one" not in page
     pairs = page[page.index("What changed between consecutive runs") :]
     assert "synthetic-cpu-host-a" in pairs and "synthetic-cpu-host-b" not in pairs  # first -> host-a only
+    # Nor is either called the latest on its own (a review: the ids' spelling picked it).
+    assert (
+        "(started at the same instant as <code>synthetic-cpu-host-a</code>: which is the latest is not known)" in page
+    )

@@ -418,7 +418,7 @@ def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: 
         )
     for change, needed in changes.items():
         if needed:
-            where = diverging_modules(needed) if change == "operator" else ""
+            where = diverging_modules(needed, caveat=caveat) if change == "operator" else ""
             reasons.append(
                 Reason(
                     rule,

@@ -800,6 +800,8 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         "history": history,
         "rows": rows,  # the newest HISTORY_ROWS runs, oldest first: the table's and the charts'
         "latest": latest,  # the latest run whose start can be placed (else the last listed)
+        # Runs that started at the latest's instant: which of them is the latest is not known.
+        "tied": [s.run_id for s in timed if s is not latest and s.sort_key[0] == latest.sort_key[0]],
         # The plan's own word for the target where it named the backend by an alias ("trainium").
         "planned_as": {s.run_id: s.target for s in history if s.target != backend_name(s.target)},
         "key_cases": key_cases,
