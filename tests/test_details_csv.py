@@ -232,6 +232,13 @@ def test_an_errored_cell_without_a_verdict_stops_performance_acceptance_as_its_r
     assert "**Performance acceptance stopped** until these mismatching or errored cells have a verdict" in md
     assert "| performance | stopped: 2 mismatching or errored cell(s) have no verdict" in md
     assert "is stable by the collector's rules" not in md
+    assert "2 errored cell(s) not explained; performance acceptance is stopped until they have a verdict." in md
+    # The history row of a site says the stop in the same words (it read "2 mismatching cell(s)").
+    from reportgen.publish.site import build_site
+
+    build_site([logs[0].parent], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "performance acceptance stopped: 2 mismatching or errored cell(s) awaiting a verdict" in page
     diff = CliRunner().invoke(main, ["diff", str(logs[0]), str(logs[1])])
     assert "timing not compared: performance acceptance is stopped on the before and after" in diff.output, diff.output
     # A verdict lifts the stop, as it does a mismatch's.

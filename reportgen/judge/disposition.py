@@ -401,7 +401,7 @@ def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: 
             Reason(
                 rule,
                 "blocked",
-                f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.{where}",
+                f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they have a verdict.{where}",
                 _cases(unexplained),
                 needs_verdict=True,
             )

@@ -813,8 +813,7 @@ def check_localize_table(ctx: Context) -> list[Finding]:
             "localize-ignored",
             "note",
             f"[localize] does nothing in a {kind} plan",
-            f"The collector localises no {kind} cell (a mismatching one says so in its report); "
-            "the table's settings, always included, are not used.",
+            f"The collector localises no {kind} cell, so none of the table's settings (always among them) is used.",
             "Remove [localize], or localise an inference plan of the same model.",
             key="localize",
         )

@@ -5,7 +5,7 @@ speaks for its statuses, versions and criteria; the timing interval is built fro
 the side whose cell passed, so it includes the variation between runs (judge.intervals).
 
 Whether timings are compared at all is the judge's answer, the one `reportgen compare` gives
-(judge.comparison.timing_stop): a run of either side with mismatching cells awaiting a verdict
+(judge.comparison.timing_stop): a run of either side with mismatching or errored cells awaiting a verdict
 stops performance acceptance, and then no ratio is computed, only that reason is said.
 """
 
