@@ -565,3 +565,21 @@ def test_a_generation_loop_whose_cpu_wait_was_not_read_decides_nothing_either(tm
     index = pd.read_parquet(tmp_path / "site" / "index.parquet").set_index("cell")
     assert index.loc[case, "first_token_stability"] == "unclassified"
     assert index.loc[other, "first_token_stability"] == "stable"
+
+
+def test_the_index_row_of_a_stopped_run_says_performance_not_judged(sample_site: Path) -> None:
+    """A review: the index tagged the first MiniLM sample "timing undecided" beside a headline
+    saying its performance is not judged at all (7 mismatching cells without a verdict). The
+    row's tag says the stronger fact, in the page and in the rows a script draws."""
+    import re
+
+    page = (sample_site / "index.html").read_text(encoding="utf-8")
+    cells = dict(re.findall(r'<td><a href="runs/[^"]+" title="([^"]+)">(.*?)</td>', page))
+    stopped = cells["all-MiniLM-L6-v2-cpu-20261129T225806Z-4b4a2f"]
+    assert ">performance not judged</span>" in stopped and "timing undecided" not in stopped, stopped
+    # The rows a script draws past the first page carry it as flag 32, one a stopped run.
+    script = next(sample_site.glob("index-rows-*.js")).read_text(encoding="utf-8")
+    rows = json.loads(script[script.index("{") : script.rindex("}") + 1])["rows"]
+    records = json.loads((sample_site / "index.json").read_text(encoding="utf-8"))
+    records = records["runs"] if isinstance(records, dict) else records
+    assert sum(bool(r[4] & 32) for r in rows) == sum(r["performance_stopped"] > 0 for r in records) > 0

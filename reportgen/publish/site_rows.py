@@ -21,7 +21,8 @@ first version column of its backend descriptor, torch_neuronx on neuron). Texts 
 ``slug`` is only the 8-character hash when the slug is the run id plus that hash; ``flags``
 is 1 for a synthetic run, plus 2 for an incomplete one, plus 4 when ``run_id`` leaves out a
 leading "<workload>-" or 8 when it leaves out "<workload>-<target>-", plus 16 when a timing of
-the run decides nothing (``RunSummary.timing_undecided``); ``intended`` is -1 when
+the run decides nothing (``RunSummary.timing_undecided``), plus 32 when its performance
+acceptance is stopped (``RunSummary.performance_stopped``); ``intended`` is -1 when
 not recorded. ``started`` is the start time in UTC to the second: the first such row holds
 seconds since 1970, each later one the difference from the row before that had one (rows
 whose time is not an ISO time hold the text as logged). The rows are newest first, as
@@ -79,7 +80,10 @@ def rows_data(summaries: list[RunSummary], outcomes: dict[str, tuple[str, str]])
         tail = s.slug[-8:] if s.slug == f"{s.run_id}-{s.slug[-8:]}" else s.slug
         run_id, flags = (
             s.run_id,
-            (1 if s.synthetic else 0) + (0 if s.complete else 2) + (16 if s.timing_undecided else 0),
+            (1 if s.synthetic else 0)
+            + (0 if s.complete else 2)
+            + (16 if s.timing_undecided else 0)
+            + (32 if s.performance_stopped else 0),
         )
         for bit, prefix in ((8, f"{s.workload}-{s.target}-"), (4, f"{s.workload}-")):
             if run_id.startswith(prefix) and len(run_id) > len(prefix):

@@ -77,7 +77,8 @@
     var word = (d.outcomes[outcome] || ["", outcome])[1];
     var label = word.charAt(0).toUpperCase() + word.slice(1) + ", " + passed + "/" + (passed + notPassed) + ", " + family;  // as site.short_label
     var where = target + (family !== target ? " (ran on " + family + ")" : "");
-    var tags = (flags & 1 ? " synthetic" : "") + (flags & 2 ? " incomplete" : "") + (flags & 16 ? " timing undecided" : "");
+    var tags = (flags & 1 ? " synthetic" : "") + (flags & 2 ? " incomplete" : "") +
+      (flags & 32 ? " performance not judged" : flags & 16 ? " timing undecided" : "");
     var scopeLines = scope[0].map(function (p) { return "passed " + p[0] + ": " + p[1]; })
       .concat(scope[1].map(function (p) { return "not passed " + p[0] + ": " + p[1]; }));
     var differs = intended !== null && intended !== target;
@@ -97,7 +98,10 @@
       td.appendChild(link);
       if (flags & 1) { td.appendChild(document.createTextNode(" ")); td.appendChild(el("span", "synthetic", { "class": "tag" })); }
       if (flags & 2) { td.appendChild(document.createTextNode(" ")); td.appendChild(el("span", "incomplete", { "class": "tag" })); }
-      if (flags & 16) {
+      if (flags & 32) {
+        td.appendChild(document.createTextNode(" "));
+        td.appendChild(el("span", "performance not judged", { "class": "tag", title: "mismatching or errored cells have no verdict: no timing of this run is a performance result" }));
+      } else if (flags & 16) {
         td.appendChild(document.createTextNode(" "));
         td.appendChild(el("span", "timing undecided", { "class": "tag", title: "a timing of this run is unstable or too short to classify: it decides nothing" }));
       }
