@@ -585,3 +585,27 @@ def test_an_annotations_error_names_a_folder_with_a_newline_on_one_line(tmp_path
     lines = result.output.splitlines()
     assert not any(line.startswith("name") for line in lines), lines
     assert any("bad<U+000A>name" in line and "nosuchcell" in line for line in lines), lines
+
+
+def test_a_groups_task_metric_is_its_worst_for_the_criterions_direction(tmp_path: Path) -> None:
+    """A review: under a '<=' criterion the group line gave the lowest value, the best cell's,
+    reading "met" while another cell of the group failed (and `annotate` wrote it into the
+    owner's explanation). Under '<=' the highest is given; without a criterion, the range."""
+    events = lb.base_events()
+    plan = next(e for e in events if e["kind"] == "plan")
+    criterion = {"metric": "max_abs_diff", "op": "<=", "threshold": 0.003}
+    plan["tolerances"]["float32"]["task"] = criterion
+    failing = {lb.case_key(1, 16, "compiled"): (0.0027, True), lb.case_key(2, 16, "compiled"): (0.0037, False)}
+    for result in (e for e in events if e["kind"] == "case_result"):
+        value, passed = failing.get(result["case"], (0.0001, True))
+        result["task_metric"] = {"name": "max_abs_diff", "value": value, "criterion": criterion, "passed": passed}
+        if result["case"] in failing:
+            result["status"] = "mismatch"
+            result["error_stats"].update(max_abs=3.2e-3, mismatched=17, diff_at_worst=3.2e-3, allowed_at_worst=1.1e-5)
+    events = [e for e in events if not (e["kind"] == "timing" and e["case"] in failing)]
+    log = tmp_path / "events.jsonl"
+    log.write_text(lb.dumps(lb.with_envelope(lb.finish(events))), encoding="utf-8")
+    md = build_report(log, tmp_path / "out").written
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8").replace("\\", "")
+    assert "highest task metric max_abs_diff = 0.0037 (criterion <= 0.003: not met)" in text, md
+    assert "lowest task metric max_abs_diff = 0.0027" not in text

@@ -89,11 +89,25 @@ class FailureGroup:
             metrics = [m for m, value in zip(metrics, values) if value is not None]
             values = [value for value in values if value is not None]
         if metrics:
-            low = metrics[values.index(min(values))]  # the first lowest, as min(key=) finds it
-            crit = ""
-            if low.get("criterion"):
-                crit = f" (criterion {low['criterion']['op']} {low['criterion']['threshold']:g}: {'met' if low.get('passed') else 'not met'})"
-            out.append(f"lowest task metric {low['name']} = {low['value']:.12g}{crit}")
+            # The worst value for the criterion's direction: under "<=" the highest (the lowest
+            # there is the best cell, and read "met" beside a cell of the group that failed).
+            # Without a criterion which way is worse is not known: the range is given.
+            criterion = next((m.get("criterion") for m in metrics if m.get("criterion")), None)
+            upper = criterion is not None and str(criterion["op"]).startswith("<")
+            worst_value = max(values) if upper else min(values)
+            low = metrics[values.index(worst_value)]  # the first of them, as max/min(key=) finds it
+            if criterion is None:
+                span = (
+                    f"from {min(values):.12g} to {max(values):.12g}"
+                    if min(values) != max(values)
+                    else f"= {low['value']:.12g}"
+                )
+                out.append(f"task metric {low['name']} {span} (no criterion)")
+            else:
+                crit = ""
+                if low.get("criterion"):
+                    crit = f" (criterion {low['criterion']['op']} {low['criterion']['threshold']:g}: {'met' if low.get('passed') else 'not met'})"
+                out.append(f"{'highest' if upper else 'lowest'} task metric {low['name']} = {low['value']:.12g}{crit}")
         outside = _outside_facts(cells)
         if outside:
             out.append(outside)
