@@ -590,4 +590,5 @@ def test_cache_counts_are_named_in_the_singular_or_plural_their_count_needs() ->
     assert hits_misses(0, 1) == "0 hits / 1 miss"
     assert hits_misses(1, 0) == "1 hit / 0 misses"
     assert hits_misses(2, 3) == "2 hits / 3 misses"
-    assert hits_misses(None, 1) == "not measured hits / 1 miss"
+    assert hits_misses(None, 1) == "hits not measured / 1 miss"  # it read "not measured hits"
+    assert hits_misses(None, None) == "hits not measured / misses not measured"

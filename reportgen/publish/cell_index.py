@@ -103,7 +103,11 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
         "restart_populated_cache, compiled_in_process or eager_no_compile (a compile from nothing and a first "
         "call from a filled cache are not one quantity: compare cold_s within one condition)",
     ),
-    ("compile_s", "float64", "compile and first result of the cell's graph, seconds (compiled cells that passed)"),
+    (
+        "compile_s",
+        "float64",
+        "compile and first result of the cell's graph, seconds (compiled cells that passed; empty for a generation cell, whose prefill and decode graphs each compile: the report's generation table gives them)",
+    ),
     ("cpu_fallback", "bool", "some ops of the cell fell back to the CPU"),
     (
         "timing_layout_missed",

@@ -60,9 +60,11 @@ def beside(value: float, limit: float, digits: int = 4) -> tuple[str, str]:
 
 
 def hits_misses(hits: float | None, misses: float | None) -> str:
-    """'0 hits / 1 miss': cache counts, each named in the singular or plural its count needs."""
+    """'0 hits / 1 miss': cache counts, each named in the singular or plural its count needs
+    ('hits not measured' where the log has no count)."""
     return " / ".join(
-        f"{fmt(n)} {one if n == 1 else many}" for n, one, many in ((hits, "hit", "hits"), (misses, "miss", "misses"))
+        f"{fmt(n)} {one if n == 1 else many}" if n is not None else f"{many} not measured"
+        for n, one, many in ((hits, "hit", "hits"), (misses, "miss", "misses"))
     )
 
 
