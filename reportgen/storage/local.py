@@ -178,9 +178,17 @@ def open_regular(
     fd = os.open(path, _READ_FLAGS)
     try:
         _check_regular(os.fstat(fd), max_bytes, option)
-        return _RegularReader(io.FileIO(fd, "rb"))
     except BaseException:
         os.close(fd)
+        raise
+    # From here the FileIO owns the descriptor and is the one to close it: closing ``fd`` as
+    # well (a Ctrl-C landing in the reader's set-up) would close it twice, the second time
+    # whatever file had been given that number since (read as "Bad file descriptor").
+    raw = io.FileIO(fd, "rb")
+    try:
+        return _RegularReader(raw)
+    except BaseException:
+        raw.close()
         raise
 
 
