@@ -80,10 +80,11 @@ records; it never judges. Judgement lives in ``reportgen``.
 # (role collector_source), so that two copies without git are told apart; 0.25.0 keeps no warm
 # timing of a loop whose calls wrote into the inputs they reuse, records an eager cell's
 # operators without the ones its input check dispatches, ends the processes the workload left in
-# the background (and their children) and exits past a thread the workload left running; change it
+# the background (and their children) and exits past a thread the workload left running; 0.26.0
+# errs a generation shape whose make_inputs returns input_ids of another batch; change it
 # with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.25.0"
+__version__ = "0.26.0"
 
 import sys
 
