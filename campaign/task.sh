@@ -142,6 +142,27 @@ deliver() {
     esac
 }
 
+# The ledger's files (records, logs, the planned tasks) to the destination. To a folder, each is
+# copied under a hidden name and renamed into place: a reader (status, a site build, another
+# task) sees a file whole or not at all, never one cut short by a full disk or half rewritten by
+# the next task's copy (`cp` into an existing file truncates it first). A record still being
+# written (*.tmp) stays behind.
+deliver_ledger() {
+    local from=$1 to=$2 file name part
+    [ "$UPLOAD" = folder ] || { deliver "$from" "$to"; return; }
+    mkdir -p "$to" || return 1
+    for file in "$from"/*; do
+        [ -f "$file" ] || continue
+        name=$(basename "$file")
+        case "$name" in *.tmp) continue ;; esac
+        part="$to/.$name.part-$$"
+        if ! { cp "$file" "$part" && mv -f "$part" "$to/$name"; }; then
+            rm -f "$part"
+            return 1
+        fi
+    done
+}
+
 write_record() {
     local state=$1 code=$2 ended=$3 runs=$4
     {
@@ -155,7 +176,7 @@ write_record() {
 
 publish_ledger() {
     [ -z "$in_place" ] || return 0
-    deliver "$ledger" "$ledger_url/tasks" || say "could not deliver the ledger record to $ledger_url/tasks"
+    deliver_ledger "$ledger" "$ledger_url/tasks" || say "could not deliver the ledger record to $ledger_url/tasks"
 }
 
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -163,7 +184,9 @@ plan_dir="${temporary:-$scratch}/plan"
 if [ -r "${PLANNED_FILE:-}" ]; then
     if [ -n "$in_place" ]; then
         [ -f "$ledger_url/planned.json" ] || cp "$PLANNED_FILE" "$ledger_url/planned.json" || say "could not write the planned tasks to $ledger_url"
-    elif ! { mkdir -p "$plan_dir" && cp "$PLANNED_FILE" "$plan_dir/planned.json" && deliver "$plan_dir" "$ledger_url"; }; then
+    elif [ "$UPLOAD" = folder ] && [ -f "$ledger_url/planned.json" ]; then
+        :  # the first task put it there: rewriting it under a reader (status, a site) gains nothing
+    elif ! { mkdir -p "$plan_dir" && cp "$PLANNED_FILE" "$plan_dir/planned.json" && deliver_ledger "$plan_dir" "$ledger_url"; }; then
         say "could not deliver the planned tasks to $ledger_url"
     fi
     rm -rf "$plan_dir"

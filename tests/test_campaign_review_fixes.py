@@ -318,3 +318,31 @@ def test_array_indexes_past_slurms_default_max_array_size_are_warned_of(
         assert len(lines) == 1 and "largest array index is 1001" in lines[0] and "MaxArraySize of 1001" in lines[0]
     else:
         assert lines == []
+
+
+def test_a_folder_ledger_file_is_replaced_whole_and_planned_tasks_are_written_once(tmp_path: Path) -> None:
+    """A review: each task copied the ledger into the destination with `cp -R`, which truncates
+    and rewrites a file in place: a full disk left a record of 0 bytes (status then exited 2 for
+    the whole campaign, a site dropped its page), and status read planned.json half rewritten by
+    a starting task. A file is now copied under a hidden name and renamed; planned.json, once there,
+    is left alone."""
+    import os
+
+    path = write_campaign(tmp_path)  # its python is missing: each task fails, delivering its ledger
+    script = tmp_path / "loc.sbatch"
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
+    (tmp_path / "dest").mkdir()
+    assert _run_task(script, "/usr/bin:/bin").returncode != 0
+    (ledger,) = (tmp_path / "dest" / "_campaigns").iterdir()
+    record = ledger / "tasks" / "task-0.s1-r0.json"
+    witness = tmp_path / "witness"
+    record.unlink()
+    witness.write_text("SENTINEL\n")
+    os.link(witness, record)  # a file rewritten in place would show through this link
+    planned = ledger / "planned.json"
+    os.utime(planned, ns=(1_000_000_000, 1_000_000_000))
+    assert _run_task(script, "/usr/bin:/bin").returncode != 0
+    assert witness.read_text() == "SENTINEL\n", "the record was rewritten in place"
+    assert json.loads(record.read_text())["state"] == "failed"
+    assert planned.stat().st_mtime_ns == 1_000_000_000, "planned.json was written again"
+    assert not [p.name for p in (ledger / "tasks").iterdir() if p.name.startswith(".")]
