@@ -309,9 +309,28 @@ def _check_workloads(campaign: Campaign, root: str, here: bool) -> None:
             )
 
 
+def _check_out(files: TaskFiles, campaign_file: Path) -> None:
+    """--out may name none of the files a submission keeps (the campaign file, which resume
+    reads, and the task script, task list, planned tasks and submissions written beside it):
+    the wrapper would replace one of them, or they it."""
+    own = {
+        "the campaign file": Path(campaign_file),
+        "the task script": files.script,
+        "the task list": files.tasks,
+        "the planned tasks": files.planned,
+        "the submissions file": files.submission,
+        "the logs folder": files.logs,
+    }
+    wrapper = os.path.realpath(files.wrapper)
+    for what, path in own.items():
+        if os.path.realpath(path) == wrapper:
+            raise CampaignError(f"--out {files.wrapper}: that is {what}; name another file for the scheduler's input")
+
+
 def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
     out = _default_out(campaign, args.scheduler, args.out)
     files = TaskFiles.beside(out, campaign.name)
+    _check_out(files, args.campaign)
     kube = args.scheduler == "kubernetes"
     root = campaign.kubernetes.workdir if kube else slurm.collector_root(campaign)
     # Tasks that run in this very checkout (Slurm's default collector_root) find their plans here.
@@ -818,6 +837,7 @@ def _printable(text: str) -> str:
 def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
     out = _default_out(campaign, args.scheduler, args.out)
     files = TaskFiles.beside(out, campaign.name)
+    _check_out(files, args.campaign)
     if not files.planned.is_file():
         raise LedgerError(
             f"{files.planned}: no earlier submission of this campaign here (submit first, or give the same --out)"

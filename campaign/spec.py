@@ -63,6 +63,7 @@ MAX_K8S_SECONDS = (1 << 31) - 1
 # Kubernetes keeps such counts in 32-bit integers (backoffLimitPerIndex, parallelism), and
 # tomllib reads integers of any size.
 MAX_COUNT = (1 << 31) - 1
+SBATCH_MAX_SIGNAL_LEAD_S = 65535  # sbatch --signal=[B:]SIG@TIME: TIME is 0 to 65535 seconds
 # The planned tasks as JSON: submit writes no larger a planned.json than `status` (and the site,
 # reportgen/storage/local.py MAX_SIDE_FILE_BYTES) reads.
 MAX_PLANNED_BYTES = 16 << 20
@@ -400,7 +401,8 @@ def _parse(path: Path, root: _Table) -> Campaign:
         sbatch=s.strings("sbatch"),
         collector_root=s.string("collector_root"),
         scratch=s.string("scratch"),
-        stop_lead_s=s.integer("stop_lead_s", 120, 10, MAX_COUNT),
+        # sbatch's --signal takes a lead of 0 to 65535 seconds: a larger one is refused at submit.
+        stop_lead_s=s.integer("stop_lead_s", 120, 10, SBATCH_MAX_SIGNAL_LEAD_S),
     )
     s.done()
     if not _SLURM_TIME.match(slurm.time):

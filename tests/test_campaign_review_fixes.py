@@ -346,3 +346,26 @@ def test_a_folder_ledger_file_is_replaced_whole_and_planned_tasks_are_written_on
     assert json.loads(record.read_text())["state"] == "failed"
     assert planned.stat().st_mtime_ns == 1_000_000_000, "planned.json was written again"
     assert not [p.name for p in (ledger / "tasks").iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize("name", ["campaign.toml", "loc.tasks", "loc.task.sh", "loc.planned.json", "loc.submission"])
+def test_out_may_not_name_a_file_the_submission_keeps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A review: `--out campaign.toml` replaced the campaign file (resume reads it) with the
+    sbatch wrapper, exit 0; `--out loc.tasks` put the wrapper and the task list on one path."""
+    path = write_campaign(tmp_path)
+    before = path.read_text()
+    out = tmp_path / name
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--out {out}: that is the" in err, err
+    assert path.read_text() == before
+
+
+def test_a_stop_lead_sbatch_cannot_take_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A review: stop_lead_s = 70000 was accepted and written as --signal=B:TERM@70000, which
+    sbatch refuses (its lead is 0 to 65535 s)."""
+    path = write_campaign(tmp_path, tail='time = "2-00:00:00"\nstop_lead_s = 70000\n')
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "x.sbatch")]) == 2
+    assert "slurm.stop_lead_s: must be at most 65535, got 70000" in capsys.readouterr().err
