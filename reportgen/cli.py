@@ -622,9 +622,14 @@ def annotate(log: Path, out: Path | None, force: bool, max_bytes: int, follow_sy
         if result.explained and result.existing
         else ""
     )
-    if result.path is None and result.explained:
+    if result.path is None and result.explained and result.decided == result.explained:
         echo(
-            f"{shown(log)}: every failed cell is explained in {shown(result.existing)}; nothing to annotate: give each entry a verdict there"
+            f"{shown(log)}: every failed cell is explained and has a verdict in {shown(result.existing)}; nothing to annotate"
+        )
+    elif result.path is None and result.explained:
+        echo(
+            f"{shown(log)}: every failed cell is explained in {shown(result.existing)}; nothing to annotate: "
+            f"{result.explained - result.decided} of them await a verdict there"
         )
     elif result.path is None:
         echo(f"{shown(log)}: no failed cell; nothing to annotate")

@@ -609,3 +609,39 @@ def test_a_groups_task_metric_is_its_worst_for_the_criterions_direction(tmp_path
     text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8").replace("\\", "")
     assert "highest task metric max_abs_diff = 0.0037 (criterion <= 0.003: not met)" in text, md
     assert "lowest task metric max_abs_diff = 0.0027" not in text
+
+
+def test_annotate_says_whether_the_explained_cells_have_their_verdicts(tmp_path: Path) -> None:
+    """A review: with every failed cell explained and decided, annotate still said "give each
+    entry a verdict there". It says which: all decided, or how many await a verdict."""
+    events = lb.mismatch_log()  # one failed cell
+    case = next(e["case"] for e in events if e["kind"] == "case_result" and e["status"] == "mismatch")
+    explained = f'[{case}]\nexplanation = "Reduction order."\n'
+    log = _write(tmp_path, annotations=explained, events=events)
+    said = CliRunner().invoke(main, ["annotate", str(log)]).output
+    assert "every failed cell is explained in" in said and "1 of them await a verdict there" in said, said
+    (log.parent / "annotations.toml").write_text(
+        explained + 'verdict = "accepted"\nreason = "owner"\n', encoding="utf-8"
+    )
+    said = CliRunner().invoke(main, ["annotate", str(log)]).output
+    assert "every failed cell is explained and has a verdict in" in said and "await" not in said, said
+
+
+def test_a_verdict_beside_the_skeletons_placeholder_is_refused(tmp_path: Path) -> None:
+    """A review: uncommenting the skeleton's verdict (and a reason) while its explanation still
+    read "Why: (the owner writes the cause here)" turned the run Suitable, the page quoting the
+    placeholder as the owner's explanation. The entry is refused at its line until the cause is written."""
+    events = lb.mismatch_log()
+    log = _write(tmp_path, events=events)
+    assert CliRunner().invoke(main, ["annotate", str(log)]).exit_code == 0
+    skeleton = (log.parent / "annotations.toml").read_text(encoding="utf-8")
+    assert "Why: (the owner writes the cause here)" in skeleton
+    decided = re.sub(r"(?m)^# verdict = \"accepted\".*$", 'verdict = "accepted"\nreason = "owner reviewed"', skeleton)
+    assert decided != skeleton
+    (log.parent / "annotations.toml").write_text(decided, encoding="utf-8")
+    code, output = _report(tmp_path, log)
+    assert code != 0 and "write the cause in the explanation first" in output, output
+    (log.parent / "annotations.toml").write_text(
+        decided.replace("(the owner writes the cause here)", "Reduction order differs."), encoding="utf-8"
+    )
+    assert _report(tmp_path, log)[0] == 0

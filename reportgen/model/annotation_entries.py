@@ -8,7 +8,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from reportgen.model.annotation_form import MAX_EXPLANATION_CHARS, PATTERN_KEY, SELECTORS
+from reportgen.model.annotation_form import CAUSE_PLACEHOLDER, MAX_EXPLANATION_CHARS, PATTERN_KEY, SELECTORS
 from reportgen.model.runmodel import STATUS_ORDER
 
 
@@ -22,6 +22,10 @@ class VerdictEntry(BaseModel):
 
     @model_validator(mode="after")
     def _verdict_details(self) -> VerdictEntry:
+        if self.verdict and CAUSE_PLACEHOLDER in self.explanation:
+            raise ValueError(
+                f"a verdict beside the skeleton's 'Why: {CAUSE_PLACEHOLDER}': write the cause in the explanation first"
+            )
         if self.verdict == "accepted" and not self.reason:
             raise ValueError("verdict 'accepted' needs a reason")
         if self.verdict == "change-needed" and not self.change:

@@ -10,3 +10,6 @@ PATTERN_KEY = "explain"  # [[explain]]: an entry that selects cells by pattern o
 MAX_EXPLANATION_CHARS = 20_000
 # The fields an [[explain]] entry may select cells by.
 SELECTORS = ("cases", "shape", "batch", "length", "dtype", "layout", "mode", "status")
+# What a skeleton (reportgen annotate) writes where the owner's cause goes: a verdict beside it is
+# refused, since the entry would read as explained with nothing said.
+CAUSE_PLACEHOLDER = "(the owner writes the cause here)"

@@ -22,6 +22,7 @@ from reportgen.model.annotations import (
     parse_annotations,
 )
 from reportgen.judge.nextstep import shell_path
+from reportgen.model.annotation_form import CAUSE_PLACEHOLDER
 from reportgen.model.groups import FailureGroup, failure_groups
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, replace_file, same_file
 from reportgen.model.runmodel import NotARun, RunModel, read_run
@@ -44,6 +45,7 @@ class SkeletonResult:
     cells: int
     explained: int = 0  # failed cells left out because the existing annotations.toml explains them
     existing: Path | None = None  # that file
+    decided: int = 0  # of those, the ones it gives a verdict
 
 
 def toml_string(text: str) -> str:
@@ -80,11 +82,7 @@ def skeleton_text(run: RunModel, groups: list[FailureGroup]) -> str:
     ]
     for group in groups:
         facts = group.facts()
-        body = (
-            "Measured in the log: "
-            + "; ".join([group.label] + facts[1:])
-            + ".\n\nWhy: (the owner writes the cause here)"
-        )
+        body = "Measured in the log: " + "; ".join([group.label] + facts[1:]) + f".\n\nWhy: {CAUSE_PLACEHOLDER}"
         lines += [
             "",
             f"[[{PATTERN_KEY}]]",
@@ -124,9 +122,12 @@ def write_skeleton(
         raise SkeletonError(str(exc)) from None
     failed = failure_groups(run)
     explained: set[str] = set()
+    verdicts: set[str] = set()
     if isinstance(existing, Path) and not (force and target.resolve() == existing.resolve()):
         try:
-            explained = set(load_annotations(existing, run.cells).by_case)
+            notes = load_annotations(existing, run.cells).by_case
+            explained = set(notes)
+            verdicts = {case for case, note in notes.items() if note.verdict}
         except AnnotationError as exc:
             raise SkeletonError(
                 f"{exc} (the annotations beside the log must load before a skeleton is written beside them)"
@@ -135,7 +136,8 @@ def write_skeleton(
     groups = failure_groups(run, waiting) if explained else failed
     left_out = sum(len(g.cells) for g in failed) - len(waiting)
     if not groups:
-        return SkeletonResult(None, 0, 0, left_out, existing if isinstance(existing, Path) else None)
+        decided = sum(1 for g in failed for c in g.cells if c.case in verdicts)
+        return SkeletonResult(None, 0, 0, left_out, existing if isinstance(existing, Path) else None, decided)
     if out is None and not force and target.exists():
         name = existing.name if isinstance(existing, Path) else ANNOTATIONS_NAME
         raise SkeletonError(
