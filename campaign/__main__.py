@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import io
 import json
 import os
@@ -14,7 +15,7 @@ import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from campaign import kubernetes, slurm
 from collector.arguments import path_argument
@@ -255,12 +256,40 @@ def _main(argv: list[str]) -> int:
             for task in campaign.tasks():
                 _print(f"{task.index}\t{task.label}")
             return 0
-        if args.command == "resume":
-            return _resume(campaign, args)
-        return _submit(campaign, args)
+        with _one_at_a_time(TaskFiles.beside(_default_out(campaign, args.scheduler, args.out), campaign.name)):
+            if args.command == "resume":
+                return _resume(campaign, args)
+            return _submit(campaign, args)
     except (CampaignError, LedgerError) as exc:
         _print(_printable(f"campaign: {exc}"), file=sys.stderr)  # one line, whatever a name held
         return 2
+
+
+@contextlib.contextmanager
+def _one_at_a_time(files: TaskFiles) -> Iterator[None]:
+    """One submit or resume in a folder of campaign files at a time: two at once had both read
+    no submission (or the same number) before either wrote one, and both submitted. An exclusive
+    lock on the folder itself, held for the command (the kernel drops it with the process, so a
+    killed command leaves none, and no file is left beside the wrapper); a second command is
+    refused in one line."""
+    folder = files.wrapper.parent
+    if not folder.is_dir():  # a folder submit makes: nothing of this campaign there yet
+        yield
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise CampaignError(f"{folder}: cannot open the folder: {exc.strerror or exc}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CampaignError(
+                f"{folder}: another submit or resume is running in this folder; run this one when it has ended"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def _default_out(campaign: Campaign, scheduler: str, out: Path | None) -> Path:

@@ -369,3 +369,29 @@ def test_a_stop_lead_sbatch_cannot_take_is_refused(tmp_path: Path, capsys: pytes
     path = write_campaign(tmp_path, tail='time = "2-00:00:00"\nstop_lead_s = 70000\n')
     assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "x.sbatch")]) == 2
     assert "slurm.stop_lead_s: must be at most 65535, got 70000" in capsys.readouterr().err
+
+
+def test_a_second_submit_or_resume_at_once_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review: two submits at once into one --out both read no submission, both submitted, and
+    the tasks of the one whose files the other then replaced read "no record yet" for ever (two
+    resumes took one submission number alike). One command at a time holds the folder's lock."""
+    import fcntl
+    import os
+
+    fake_sbatch(tmp_path, monkeypatch)
+    path = write_campaign(tmp_path)
+    out = tmp_path / "o" / "loc.sbatch"
+    out.parent.mkdir()
+    fd = os.open(out.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another command, running
+        for command in ("submit", "resume"):
+            assert main([command, str(path), "--scheduler", "slurm", "--out", str(out)]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and "another submit or resume is running in this folder" in err, err
+        assert not (out.parent / "loc.planned.json").exists()
+    finally:
+        os.close(fd)
+    assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(out)]) == 0  # once it has ended
