@@ -327,12 +327,22 @@ def _outliers_rule(ordered: list[float], median: float, q1: float, q3: float) ->
     return far / len(ordered) > OUTLIER_SHARE_MAX, width, far, low_far, high_far
 
 
+def _beside(value: float, bar: float) -> str:
+    """A share as a percentage with the digits that tell it from its bar: 10.5% beside 10%, not
+    "10% > 10%" (up to three decimals)."""
+    for digits in range(4):
+        text = f"{value:.{digits}%}"
+        if text != f"{bar:.{digits}%}":
+            return text
+    return text
+
+
 def _outliers(ordered: list[float], median: float, q1: float, q3: float) -> Check:
     failed, width, far, low_far, high_far = _outliers_rule(ordered, median, q1, q3)
     mild = _outside(ordered, q1 - TUKEY_INNER * width, q3 + TUKEY_INNER * width)
     share = far / len(ordered)
     note = (
-        f"{far} of {len(ordered)} samples beyond the outer Tukey fences ({share:.0%} > {OUTLIER_SHARE_MAX:.0%})"
+        f"{far} of {len(ordered)} samples beyond the outer Tukey fences ({_beside(share, OUTLIER_SHARE_MAX)} > {OUTLIER_SHARE_MAX:.0%})"
         if failed
         else f"{mild} mild and {far} far outlier(s)"
     )
@@ -605,7 +615,11 @@ def _spread_rule(iqr: float, median: float) -> tuple[bool, float]:
 
 def _spread(iqr: float, median: float) -> Check:
     failed, ratio = _spread_rule(iqr, median)
-    note = f"IQR is {ratio:.0%} of the median (> {SPREAD_MAX:.0%})" if failed else f"IQR/median {ratio:.1%}"
+    note = (
+        f"IQR is {_beside(ratio, SPREAD_MAX)} of the median (> {SPREAD_MAX:.0%})"
+        if failed
+        else f"IQR/median {ratio:.1%}"
+    )
     return Check("spread", failed, (("iqr_over_median", ratio),), note)
 
 
@@ -618,7 +632,7 @@ def _min_median_rule(low: float, median: float) -> tuple[bool, float]:
 def _min_median(low: float, median: float) -> Check:
     failed, ratio = _min_median_rule(low, median)
     note = (
-        f"the fastest sample is {ratio:.0%} of the median (< {MIN_OVER_MEDIAN_MIN:.0%})"
+        f"the fastest sample is {_beside(ratio, MIN_OVER_MEDIAN_MIN)} of the median (< {MIN_OVER_MEDIAN_MIN:.0%})"
         if failed
         else f"min/median {ratio:.2f}"
     )

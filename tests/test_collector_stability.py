@@ -316,3 +316,12 @@ def test_a_compiled_cell_is_remeasured_in_its_fresh_process(tmp_path: Path) -> N
     warm = [e for e in reading.events if e.kind == "timing" and e.warm]
     assert [e.attempt for e in warm] == [1, 2, 3, 4]
     assert warm[-1].stability.flag == "unstable timing" and all(set(e.host) == HOST_KEYS for e in warm)
+
+
+def test_a_share_just_past_its_bar_is_not_printed_equal_to_it() -> None:
+    """A review: '21 of 200 samples beyond the outer Tukey fences (10% > 10%)'."""
+    from collector import stability
+
+    verdict = stability.classify([1.0] * 150 + [1.001] * 29 + [50.0] * 21)
+    said = str(verdict.to_dict())
+    assert "21 of 200 samples beyond the outer Tukey fences (10.5% > 10%)" in said, said
