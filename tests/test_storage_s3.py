@@ -388,6 +388,14 @@ def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server,
         for o in page.get("Contents", [])
     }
     assert len({key.split("/")[2] for key in keys}) == runs + 1
+    # A build given fewer runs than the published site lists says so (a review: the index
+    # published next listed one run of four, with no word).
+    partial = _cli(
+        "site", f"s3://{bucket}/runs/bench-00000", "--out", str(tmp_path / "partial"), "--published", published
+    )
+    assert partial.returncode == 0, partial.stderr
+    assert f"warning: {runs} run(s) the site published at {published} lists are not among RUNS" in partial.stderr
+    assert "this build's index leaves them out" in partial.stderr
 
 
 def _escaping_state() -> bytes:

@@ -624,6 +624,23 @@ def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
     return rows
 
 
+def _left_behind(state: dict[str, Any], entries: list[Entry], published: str) -> list[str]:
+    """Runs the published site lists whose logs this build was not given: its index leaves them
+    out, and their pages stay where they were published; said, never dropped without a word."""
+    built = {e.summary.run_id for e in entries}
+    listed = {run.get("run_id") for run in state.get("runs", {}).values() if isinstance(run, dict)}
+    gone = sorted(r for r in listed if isinstance(r, str) and r not in built)
+    if not gone:
+        return []
+    named = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+    return [
+        terminal(
+            f"reportgen site: warning: {len(gone)} run(s) the site published at {published} lists are not among RUNS "
+            f"({named}): this build's index leaves them out (their pages stay where they were published)"
+        )
+    ]
+
+
 def newest(runs: list[RunSummary]) -> RunSummary:
     """The last of ``runs`` (oldest first) whose start can be placed in time, else the last: a
     run whose start cannot be placed sorts where its text falls, and is never the latest."""
@@ -1005,6 +1022,8 @@ def build_site(
     result.skipped += [s.format() for s in found.skipped]
     with paused_gc():
         entries = _gather(found.logs, out_dir, state, result, max_bytes, check, pages_elsewhere)
+        if pages_elsewhere and published is not None:
+            result.warnings += _left_behind(state, entries, published)
         result.warnings += [
             terminal(
                 f"reportgen site: warning: {shown(e.log)}: run_start started_at {e.summary.started_at[:40]!r} "
