@@ -91,3 +91,21 @@ def test_a_run_on_an_adapter_that_has_not_met_its_hardware_says_so_in_its_headli
     assert "; adapter untried on hardware" in neuron.disposition.headline, neuron.disposition.headline
     cpu = judge_log(REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl")
     assert "adapter untried" not in cpu.disposition.headline
+
+
+def test_a_suitable_run_whose_timings_decide_nothing_says_how_to_decide_them(tmp_path: Path) -> None:
+    """A review: every timing was unstable (threads waited for a CPU) and the next step read
+    "Nothing for this scope. To widen it, ..." with no word on getting a timing that decides."""
+    from tests.logbuilder import _warm, dumps, timing_log
+
+    events = timing_log("synthetic-all-unstable")
+    for event in events:  # every warm series bimodal: every other sample three times as long
+        if event["kind"] == "timing" and event.get("warm"):
+            event["warm"] = _warm([x * (3 if i % 2 else 1) for i, x in enumerate(event["warm"]["samples_s"])])
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text(dumps(events), encoding="utf-8")
+    judged = judge_log(log)
+    assert judged.disposition.outcome == "suitable" and judged.disposition.timing_undecided
+    step = str(judged.view.next_step)
+    assert "timing(s) decide no performance" in step and "collect again on a quieter host" in step, step

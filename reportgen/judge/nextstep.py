@@ -195,6 +195,14 @@ def next_step(
         r for r in disposition.reasons if r.outcome == "change"
     ]
     if not standing:
+        if disposition.timing_undecided:
+            # The correctness scope stands; its timings decide nothing until measured again.
+            return Words.marked(
+                f"Nothing for this scope's correctness; {disposition.timing_undecided} timing(s) decide no performance "
+                "(section 7 says why: a host whose threads waited for a CPU, a loop too short, series that drifted): "
+                "collect again on a quieter host, with more warm repetitions, to decide performance. To widen the scope, "
+                "add shapes, dtypes or modes to the plan."
+            )
         return Words.marked(
             "Nothing for this scope. To widen it, add shapes, dtypes or modes to the plan and collect again."
         )
