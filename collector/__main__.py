@@ -170,6 +170,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from collector import __version__
+
+    parser.add_argument("--version", action="version", version=f"collector {__version__}")
     parser.add_argument("--workload", required=True, type=path_argument, help="the workload plan (TOML)")
     parser.add_argument(
         "--target",

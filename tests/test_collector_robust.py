@@ -1263,3 +1263,14 @@ def test_a_lazy_module_s_weights_are_logged_as_not_hashed_and_the_run_goes_on(tm
     weights = next(e for e in events if e.kind == "artifact" and e.role == "weights")
     assert weights.content_sha256 is None and "uninitialized parameter" in (weights.content_unknown_reason or "")
     assert [e.case for e in events if e.kind == "case_result"]
+
+
+def test_the_collector_says_its_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """A review: `python -m collector --version` answered "the following arguments are required:
+    --workload" (exit 2), where `reportgen --version` works."""
+    from collector import __version__
+    from collector.__main__ import parse_args
+
+    with pytest.raises(SystemExit) as stop:
+        parse_args(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out == f"collector {__version__}\n"
