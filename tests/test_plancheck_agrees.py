@@ -313,3 +313,30 @@ def test_a_localize_table_the_collector_never_uses_is_noted(tmp_path: Path, sour
     assert finding.severity == "note" and finding.title == f"[localize] does nothing in a {kind} plan"
     plain = _plan(tmp_path, "inference", lambda data: data.update(localize={"always": True}))
     assert "localize-ignored" not in _ids(review_plan(plain, "cpu"))
+
+
+def test_a_reduced_precision_rtol_below_its_rounding_is_noted(tmp_path: Path) -> None:
+    """A review: bf16 atol and rtol 1e-4 were "Compatible as specified"; the run then mismatched
+    in every bf16 cell, rounding alone being up to 2^-8 of each value."""
+
+    def tight(data: dict[str, Any]) -> None:
+        data["matrix"]["dtypes"] = ["float32", "bfloat16"]
+        data["tolerances"]["bfloat16"] = {
+            "atol": 1e-4,
+            "rtol": 1e-4,
+            "task": {"metric": "min_cosine_to_reference", "op": ">=", "threshold": 0.99},
+        }
+
+    review = review_plan(_plan(tmp_path, "tight", tight), "cpu")
+    (finding,) = _ids(review)["tolerance-below-resolution"]
+    assert (
+        finding.severity == "note"
+        and finding.title == "bfloat16 rtol 0.0001 is below the dtype's rounding (0.00390625)"
+    )
+    assert review.classification == "compatible"
+
+    def sound(data: dict[str, Any]) -> None:
+        tight(data)
+        data["tolerances"]["bfloat16"]["rtol"] = 2e-2
+
+    assert "tolerance-below-resolution" not in _ids(review_plan(_plan(tmp_path, "sound", sound), "cpu"))

@@ -802,6 +802,37 @@ def check_modes(ctx: Context) -> list[Finding]:
     return findings
 
 
+# The unit roundoff of each reduced precision: the relative error of rounding one value to it.
+UNIT_ROUNDOFF = {"bfloat16": 2.0**-8, "float16": 2.0**-11}
+
+
+def check_tolerance_resolution(ctx: Context) -> list[Finding]:
+    """A reduced-precision tolerance tighter than the dtype can hold: rounding one output to it
+    moves it by up to its unit roundoff times its size, so with rtol below that only atol absorbs
+    it, and every output larger than atol / u can fail on rounding alone."""
+    findings = []
+    tolerances = ctx.revised.get("tolerances", {})
+    for dtype in ctx.revised["matrix"].get("dtypes", ["float32"]):
+        u, tol = UNIT_ROUNDOFF.get(dtype), tolerances.get(dtype, {})
+        if u is None or "rtol" not in tol or "atol" not in tol or tol["rtol"] >= u:
+            continue
+        findings.append(
+            Finding(
+                "tolerance-below-resolution",
+                "note",
+                f"{dtype} rtol {tol['rtol']:g} is below the dtype's rounding ({u:g})",
+                f"Rounding a value to {dtype} alone moves it by up to {u:g} of its size; with rtol {tol['rtol']:g}, only atol "
+                f"{tol['atol']:g} absorbs that, so an output larger than about {tol['atol'] / u:.3g} can mismatch on rounding alone.",
+                f"Agree a {dtype} rtol of at least {u:g} with the owner (with a task criterion for what the workload needs), "
+                "or keep the tight criterion knowingly.",
+                "An FP32 elementwise tolerance does not transfer to BF16",
+                "seed",
+                key=f"tolerances.{dtype}",
+            )
+        )
+    return findings
+
+
 def check_localize_table(ctx: Context) -> list[Finding]:
     """A [localize] table in a plan whose cells the collector never localises (training steps,
     generations): its settings do nothing, and the plan should not read as if they did."""
@@ -920,6 +951,7 @@ CHECKS: list[Callable[[Context], list[Finding]]] = [
     check_recompile_limit,
     check_warm_samples,
     check_localize_table,
+    check_tolerance_resolution,
 ]
 
 
