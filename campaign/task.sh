@@ -163,15 +163,43 @@ deliver_ledger() {
     done
 }
 
-write_record() {
+record_json() {
     local state=$1 code=$2 ended=$3 runs=$4
-    {
-        printf '{"task": %s, "attempt": "%s", "submission": %s, "restart": %s, ' "$index" "$attempt" "$submission" "$restart"
-        printf '"state": "%s", "exit_code": %s, ' "$state" "$code"
-        printf '"node": %s, "job_id": %s, ' "$(json_word "$node")" "$(json_word "$job_id")"
-        printf '"started": "%s", "ended": %s, ' "$started" "$ended"
-        printf '"runs": [%s], "log": "%s"}\n' "$runs" "$(basename "$log")"
-    } >"$ledger/$record.tmp" && mv "$ledger/$record.tmp" "$ledger/$record"
+    printf '{"task": %s, "attempt": "%s", "submission": %s, "restart": %s, ' "$index" "$attempt" "$submission" "$restart"
+    printf '"state": "%s", "exit_code": %s, ' "$state" "$code"
+    printf '"node": %s, "job_id": %s, ' "$(json_word "$node")" "$(json_word "$job_id")"
+    printf '"started": "%s", "ended": %s, ' "$started" "$ended"
+    printf '"runs": [%s], "log": "%s"}\n' "$runs" "$(basename "$log")"
+}
+
+# Where the scratch folder takes no record (a full node-local disk: mkdir still works there),
+# the ledger moves once, as when the scratch folder cannot be made: into a folder destination's
+# ledger in place, else a temporary folder; the log so far goes with it. The task is then failed
+# with its exit code and its log, never missing from the ledger.
+relocated=""
+relocate_ledger() {
+    [ -z "$relocated" ] || return 1
+    relocated=1
+    local old_log=$log
+    if [ "$UPLOAD" = folder ]; then
+        in_place=1
+        ledger="$ledger_url/tasks"
+    elif temporary=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d -p /tmp 2>/dev/null); then
+        ledger="$temporary/ledger"
+    else
+        return 1
+    fi
+    mkdir -p "$ledger" || return 1
+    log="$ledger/$(basename "$old_log")"
+    [ ! -f "$old_log" ] || cat "$old_log" >>"$log" 2>/dev/null
+    say "the scratch folder took no record (full?): the ledger is written in $ledger"
+}
+
+write_record() {
+    if ! { record_json "$@" >"$ledger/$record.tmp" && mv "$ledger/$record.tmp" "$ledger/$record"; } 2>/dev/null; then
+        rm -f "$ledger/$record.tmp" 2>/dev/null
+        relocate_ledger && record_json "$@" >"$ledger/$record.tmp" && mv "$ledger/$record.tmp" "$ledger/$record"
+    fi
 }
 
 publish_ledger() {
@@ -270,6 +298,7 @@ else
 fi
 write_record "$state" "$rc" "\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"" "$runs"
 publish_ledger
+[ -z "$temporary" ] || rm -rf "$temporary"
 rmdir "$scratch/runs" 2>/dev/null
 [ "$rc" -ne 0 ] || rm -rf "$scratch"
 exit "$rc"

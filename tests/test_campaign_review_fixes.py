@@ -395,3 +395,25 @@ def test_a_second_submit_or_resume_at_once_is_refused(
     finally:
         os.close(fd)
     assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(out)]) == 0  # once it has ended
+
+
+def test_a_scratch_folder_that_takes_no_record_still_leaves_one_in_the_ledger(tmp_path: Path) -> None:
+    """A review: on a full node-local scratch disk `mkdir` still worked, the record could not be
+    written there, and the task exited 4 with no record in the ledger ("no record yet: queued, or
+    never started" for ever; resume left it out). The ledger moves to the destination in place."""
+    path = write_campaign(tmp_path)  # its python is missing: the task fails
+    script = tmp_path / "loc.sbatch"
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
+    (tmp_path / "dest").mkdir()
+    campaign_id = json.loads((tmp_path / "loc.planned.json").read_text())["campaign_id"]
+    scratch_ledger = tmp_path / "scratch" / f"{campaign_id}-0-s1-r0" / "ledger"
+    # Every write of a record there fails: a folder stands where its temporary file goes.
+    (scratch_ledger / "task-0.s1-r0.json.tmp").mkdir(parents=True)
+    proc = _run_task(script, "/usr/bin:/bin")
+    assert proc.returncode != 0
+    (ledger,) = (tmp_path / "dest" / "_campaigns").iterdir()
+    record = json.loads((ledger / "tasks" / "task-0.s1-r0.json").read_text())
+    assert record["state"] == "failed" and record["exit_code"] == proc.returncode, record
+    log = (ledger / "tasks" / record["log"]).read_text()
+    assert "the scratch folder took no record" in log and "collector exited" in log, log
+    assert command._load_ledger(str(ledger)).tasks[0].state == "failed"
