@@ -211,25 +211,22 @@ def test_a_parents_own_code_is_named_where_a_later_childs_small_error_does_not_a
     """A review: p's forward added a large error between p.c1 and p.c2 (p local 43.8 x), and p.c2
     a small one of its own (3.02 x): the report named p.c2 the first diverging module. A child is
     named in the parent's place only where its own error is at least half the parent's."""
-    found = _judge(
-        _modules(
-            ("p", "Parent", 43.8, 43.8, 1),
-            ("p.c1", "Linear", 0.2, 0.2, 1),
-            ("p.c2", "Linear", 43.8, 3.02, 1),
-            ("head", "Linear", 44.0, 0.1, 1),
+
+    def parent_and_child(child_own: float) -> Localized:
+        return _judge(
+            _modules(
+                ("p", "Parent", 43.8, 43.8, 1),
+                ("p.c1", "Linear", 0.2, 0.2, 1),
+                ("p.c2", "Linear", 43.8, child_own, 1),
+                ("head", "Linear", 44.0, 0.1, 1),
+            )
         )
-    )
+
+    found = parent_and_child(3.02)
     assert found.first is not None and found.first.name == "p"
     assert found.sentence.startswith("First diverging module: p (Parent), local error 43.8 × the allowance")
     # Where the child's own error is the parent's (its layer is the place), the child is named.
-    inner = _judge(
-        _modules(
-            ("p", "Parent", 43.8, 43.8, 1),
-            ("p.c1", "Linear", 0.2, 0.2, 1),
-            ("p.c2", "Linear", 43.8, 40.0, 1),
-            ("head", "Linear", 44.0, 0.1, 1),
-        )
-    )
+    inner = parent_and_child(40.0)
     assert inner.first is not None and inner.first.name == "p.c2"
 
 

@@ -820,7 +820,7 @@ def rule_precision(run: RunModel, notes: Notes) -> list[Reason]:
                 "precision",
             )
         ]
-    downcast = [c for c in f64 if any("float64" in w or "fp64" in w.lower() for w in c.warnings) or _outputs_not_f64(c)]
+    downcast = [c for c in f64 if _lower_precision(c)]
     if downcast:
         return [
             Reason(
@@ -852,7 +852,7 @@ def _float64_not_required(run: RunModel, f64: list[CellRecord]) -> list[Reason]:
                 _cases(passed),
             )
         ]
-    lower = [c for c in passed if any("float64" in w or "fp64" in w.lower() for w in c.warnings) or _outputs_not_f64(c)]
+    lower = [c for c in passed if _lower_precision(c)]
     if lower:
         return [
             Reason(
@@ -895,6 +895,11 @@ def rule_declared_inputs(run: RunModel, notes: Notes) -> list[Reason]:
         )
         for (name, want, got), cells in differ.items()
     ]
+
+
+def _lower_precision(cell: CellRecord) -> bool:
+    """Whether a float64 cell warned of float64 or gave a floating output below it."""
+    return any("float64" in w or "fp64" in w.lower() for w in cell.warnings) or _outputs_not_f64(cell)
 
 
 def _outputs_not_f64(cell: CellRecord) -> bool:
