@@ -1292,3 +1292,31 @@ def test_a_file_listed_twice_in_the_provenance_is_an_error(tmp_path: Path) -> No
         path.write_text(dumps(events), encoding="utf-8")
         found = [p.message for p in read_log(path).problems if p.severity == "error"]
         assert len(found) == 1 and said in found[0], found
+
+
+def test_cells_added_that_never_ran_are_said_so(tmp_path: Path) -> None:
+    """A review: diff listed "cells added: 12", 9 of them deselected and untested, without a
+    word that they never ran."""
+    from tests.logbuilder import case_key
+
+    extra = case_key(2, 16, "compiled")
+
+    def without(events: Events, case: str) -> Events:
+        return [e for e in events if e.get("case") != case]
+
+    before = without(base_events(), extra)
+    next(e for e in before if e["kind"] == "plan")["matrix"] = [
+        c for c in next(e for e in base_events() if e["kind"] == "plan")["matrix"] if c["case"] != extra
+    ]
+    after = without(base_events(), extra)
+    plan = next(e for e in after if e["kind"] == "plan")
+    plan["selection"] = {
+        "only": ["*"],
+        "modes": ["eager", "compiled"],
+        "cases": [c["case"] for c in plan["matrix"] if c["case"] != extra],
+    }
+    a = _write(tmp_path / "runs" / "a", before, "added-before")
+    b = _write(tmp_path / "runs" / "b", after, "added-after", "2026-01-02T00:00:00Z")
+    text = _diff(a, b)
+    assert "cells added: 1 (1 of them not run: untested or skipped)" in text and f"  {extra} (not run)" in text, text
+    assert "| cells added | 1 (1 of them not run: untested or skipped) |" in _diff(a, b, "--format", "md")

@@ -376,6 +376,7 @@ class RunDiff:
     # alone can turn a disposition, so these are named before it.
     restated: list[tuple[str, str, str]] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
+    added_not_run: list[str] = field(default_factory=list)  # those of ``added`` untested or skipped after
     removed: list[str] = field(default_factory=list)
     removed_passed: list[str] = field(default_factory=list)  # those of ``removed`` that passed before
     # A case key whose planned fields (shape, layout, dtype, mode) differ between the runs: not
@@ -1080,6 +1081,8 @@ class _Cells:
         old, new = self.befores[0].cells.get(case), self.afters[0].cells.get(case)
         if old is None or new is None:
             (result.added if old is None else result.removed).append(case)
+            if old is None and new is not None and new.status in ("untested", "skipped"):
+                result.added_not_run.append(case)
             if new is None and old is not None and old.status == "pass":
                 result.removed_passed.append(case)
             return
@@ -1372,8 +1375,9 @@ def format_diff(diff: RunDiff) -> str:
             ]
     lines.append(f"other status changes: {len(diff.other_changes)}")
     lines += ["  {}: {} -> {}".format(case, *diff.said(case, old, new)) for case, old, new in diff.other_changes]
-    lines.append(f"cells added: {len(diff.added)}")
-    lines += [f"  {case}" for case in diff.added]
+    not_run = f" ({len(diff.added_not_run)} of them not run: untested or skipped)" if diff.added_not_run else ""
+    lines.append(f"cells added: {len(diff.added)}{not_run}")
+    lines += [f"  {case}" + (" (not run)" if case in diff.added_not_run else "") for case in diff.added]
     lines.append(f"cells removed: {len(diff.removed)}")
     lines += [f"  {case}" for case in diff.removed]
     if diff.redefined:
