@@ -255,3 +255,19 @@ def test_the_time_left_counts_the_cells_done_not_the_number_of_the_cell_announce
     progress.say("eager cell", 1)
     estimates = [line for line in capfd.readouterr().err.splitlines() if "estimate: about" in line]
     assert len(estimates) == 2 and "left for 13 cell(s)" in estimates[0] and "left for 12 cell(s)" in estimates[1]
+
+
+def test_a_skipped_cell_takes_no_part_in_the_rate_of_the_time_left(
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review: a cache-check repeat said skipped first (at 0.7 s) made the first compiled cell's
+    start read as a cell done: "about 1 s left for 1 cell(s) at 0.813 s a cell", then the cell
+    took 22 s. A skipped cell is counted out of the cells left and of the rate."""
+    monkeypatch.setattr(Progress, "ESTIMATE_EVERY_S", 0.0)
+    progress = Progress(3)
+    progress.say("repeat: skipped", 3, ran=False)
+    progress.say("compiled cell", 1)
+    assert "estimate: about" not in capfd.readouterr().err, "nothing has run yet"
+    progress.say("eager cell", 2)
+    estimates = [line for line in capfd.readouterr().err.splitlines() if "estimate: about" in line]
+    assert len(estimates) == 1 and "left for 1 cell(s)" in estimates[0], estimates

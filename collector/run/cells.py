@@ -173,7 +173,7 @@ def _device_model(run: Run, dtype: str) -> torch.nn.Module | None:
 
 
 def _skip(run: Run, cell: Cell, index: int, reason: str) -> None:
-    run.progress.say(f"{cell.case}: skipped: {reason}", index)
+    run.progress.say(f"{cell.case}: skipped: {reason}", index, ran=False)
     run.log.write("case_result", case=cell.case, status="skipped", skip_reason=reason)
     run.recorded += 1
 

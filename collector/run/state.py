@@ -58,11 +58,16 @@ class Progress:
         self.cells_began: float | None = None  # when the first cell was announced
         self.announced: set[int] = set()  # the cells announced so far (they run out of plan order)
         self.estimated: float | None = None  # when the time left was last said
+        self.skipped: set[int] = set()  # cells said skipped: none of the rate's
 
-    def say(self, message: str, index: int | None = None) -> None:
+    def say(self, message: str, index: int | None = None, ran: bool = True) -> None:
+        """One line of progress; ``index``: the cell's number. A cell that did not run (skipped)
+        is counted as done but takes no part in the rate the time left is estimated at."""
         where = f"[{index}/{self.total}] " if index is not None else ""
         tell(f"collector {time.monotonic() - self.start:7.1f}s {where}{message}")
-        if index is not None:
+        if index is not None and not ran:
+            self.skipped.add(index)
+        elif index is not None:
             self._estimate(index)
 
     def _estimate(self, index: int) -> None:
@@ -81,7 +86,7 @@ class Progress:
             return
         self.estimated = now
         rate = (now - self.cells_began) / done
-        left = self.total - done
+        left = self.total - done - len(self.skipped - self.announced)
         tell(
             f"collector {now - self.start:7.1f}s estimate: about {_duration(rate * left)} left for {left:,} cell(s) at "
             f"{rate:.3g} s a cell so far (compiled cells and larger shapes take longer than eager and small ones; "
