@@ -7,6 +7,7 @@ and each message names the key. Standard library only.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import shlex
 import stat
@@ -620,7 +621,10 @@ def label_names(workloads: list[Workload]) -> list[str]:
     with the same args twice is refused: `repeats` asks for more runs of it."""
     first: dict[tuple[str, tuple[str, ...]], int] = {}
     for i, workload in enumerate(workloads):
-        seen = first.setdefault((workload.plan, workload.args), i)
+        # The same plan however its path is spelt (collector//workloads/./x.toml), and the same
+        # args however an option is joined to its value (--modes=eager, --modes eager).
+        args = tuple(part for arg in workload.args for part in (arg.split("=", 1) if arg.startswith("--") else (arg,)))
+        seen = first.setdefault((posixpath.normpath(workload.plan), args), i)
         if seen != i:
             raise CampaignError(
                 f"workload[{i}]: the same plan and args as workload[{seen}]; for more runs of it raise campaign.repeats"

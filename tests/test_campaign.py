@@ -200,6 +200,20 @@ def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
             lambda t: t + '\n[[workload]]\nplan = "/abs/minilm.toml"\n',
             "workload[2]: the same plan and args as workload[1]; for more runs of it raise campaign.repeats",
         ),
+        # The same plan spelt otherwise, or an option joined to its value, is the same (a review:
+        # three tasks of one run).
+        (
+            lambda t: (
+                t
+                + '\n[[workload]]\nplan = "/abs/minilm.toml"\nargs = ["--modes=eager"]\n'
+                + '\n[[workload]]\nplan = "/abs/minilm.toml"\nargs = ["--modes", "eager"]\n'
+            ),
+            "workload[3]: the same plan and args as workload[2]; for more runs of it raise campaign.repeats",
+        ),
+        (
+            lambda t: t + '\n[[workload]]\nplan = "/abs//./minilm.toml"\n',
+            "workload[2]: the same plan and args as workload[1]; for more runs of it raise campaign.repeats",
+        ),
         (lambda t: t + "\n[campaign2]\n", "unknown key 'campaign2'"),
         (lambda t: t.replace("[[environment]]", "[environment_x]", 1), "unknown key"),
         (lambda t: "[campaign\n", "not valid TOML"),
