@@ -658,6 +658,11 @@ def _store_planned(location: str) -> tuple[bytes, str]:
     except RemoteError as exc:
         raise LedgerError(str(exc)) from None
     if data is None:
+        # A bucket that is not there reads as a missing object too: said as itself (one LIST).
+        try:
+            Store().list(location)
+        except RemoteError as exc:
+            raise LedgerError(str(exc)) from None
         raise LedgerError(f"{planned_url}: no such object; give the ledger folder DESTINATION/_campaigns/<id>")
     return data, planned_url
 

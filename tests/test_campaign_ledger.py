@@ -867,6 +867,10 @@ def test_status_reads_an_s3_ledger_folder_given_by_its_url(
         )
         assert main(["status", "s3://fleet/runs/_campaigns/moved"]) == 2
         assert "whose ledger folder is not s3://fleet/runs/_campaigns/moved" in capsys.readouterr().err
+        # A bucket that is not there is said as such (a review: "planned.json: no such object").
+        assert main(["status", "s3://no-such-bucket-zz/nightly/_campaigns/x"]) == 2
+        err = capsys.readouterr().err
+        assert "no such object" not in err and "s3://no-such-bucket-zz/nightly/_campaigns/x: cannot list" in err, err
 
 
 KUBE_CAMPAIGN = """\
