@@ -645,3 +645,14 @@ def test_a_verdict_beside_the_skeletons_placeholder_is_refused(tmp_path: Path) -
         decided.replace("(the owner writes the cause here)", "Reduction order differs."), encoding="utf-8"
     )
     assert _report(tmp_path, log)[0] == 0
+
+
+def test_the_stop_names_the_kind_of_cells_that_hold_it(tmp_path: Path) -> None:
+    """'mismatching', 'errored', or both, as the run holds them (a review: a run of mismatches
+    alone read 'mismatching or errored')."""
+    mixed = judge_log(_write(tmp_path))  # one mismatch and one errored cell, no verdict
+    assert len(mixed.disposition.performance_stopped) == 2
+    assert mixed.disposition.stopped_kind == "mismatching or errored"
+    (tmp_path / "m").mkdir()
+    only = judge_log(_write(tmp_path / "m", events=lb.mismatch_log()))
+    assert only.disposition.stopped_kind == "mismatching" and only.disposition.performance_stopped

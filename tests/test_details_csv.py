@@ -229,8 +229,8 @@ def test_an_errored_cell_without_a_verdict_stops_performance_acceptance_as_its_r
     with (tmp_path / "out" / "details.csv").open(encoding="utf-8", newline="") as stream:
         assert {row["performance_stopped"] for row in csv.DictReader(stream)} == {"True"}
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
-    assert "**Performance acceptance stopped** until these mismatching or errored cells have a verdict" in md
-    assert "| performance | stopped: 2 mismatching or errored cell(s) have no verdict" in md
+    assert "**Performance acceptance stopped** until these errored cells have a verdict" in md
+    assert "| performance | stopped: 2 errored cell(s) have no verdict" in md
     assert "is stable by the collector's rules" not in md
     assert "2 errored cell(s) not explained; performance acceptance is stopped until they have a verdict." in md
     # The history row of a site says the stop in the same words (it read "2 mismatching cell(s)").

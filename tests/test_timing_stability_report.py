@@ -435,14 +435,12 @@ def test_a_stopped_run_says_performance_is_not_judged_not_how_much_is_undecided(
     result = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     headline = result.output.splitlines()[0]
-    assert (
-        "; performance not judged: acceptance is stopped until 7 mismatching or errored cell(s) have a verdict"
-        in headline
-    )
+    # "mismatching": the run's 7 stopping cells are all mismatches (no errored cell among them).
+    assert "; performance not judged: acceptance is stopped until 7 mismatching cell(s) have a verdict" in headline
     assert "undecided" not in headline
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     first_screen = md[: md.index("## 1. Disposition")]
-    assert "**Performance acceptance stopped.** 7 mismatching or errored cell(s) have no verdict" in first_screen
+    assert "**Performance acceptance stopped.** 7 mismatching cell(s) have no verdict" in first_screen
     assert "Unstable timing" not in first_screen
     # The unstable series are still named where the timings are.
     assert "3 of 15 timed cells have an unstable warm timing" in md

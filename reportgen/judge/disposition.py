@@ -124,9 +124,11 @@ class Disposition:
     reasons: list[Reason]
     scope: Scope
     changes: list[str] = field(default_factory=list)
-    # Mismatching cells without a verdict: until they are explained, no timing of this run
+    # Mismatching or errored cells without a verdict: until they have one, no timing of this run
     # is accepted as a performance result (in the report, the site and diffs alike).
     performance_stopped: tuple[str, ...] = ()
+    # What those cells are, in words: "mismatching", "errored" or "mismatching or errored".
+    stopped_kind: str = "mismatching or errored"
     # Timed cells and generation series whose timing decides nothing (unstable, or too short to
     # classify): the headline names them, and every short form of the disposition flags them.
     timing_undecided: int = 0
@@ -1591,9 +1593,12 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
     series, series_total = generation_undecided(run)
     rates = throughput_undecided(run)
     stopped = performance_stopped(run, notes)
+    kind = stopped_kind(run, stopped)
     if stopped:  # no timing is judged at all: how many would be undecided is beside the point
         if not only_verdicts:  # that headline says already that cells need the owner's verdict
-            headline += f"; performance not judged: acceptance is stopped until {len(stopped)} mismatching or errored cell(s) have a verdict"
+            headline += (
+                f"; performance not judged: acceptance is stopped until {len(stopped)} {kind} cell(s) have a verdict"
+            )
     elif undecided:  # never a plain "Suitable" over timings that decide nothing
         why = undecided_why(sum(j.unstable for j in undecided), len(undecided))
         headline += f"; performance undecided for {len(undecided)} of {len(timed_cells(run))} timed cells, whose warm timing is {why}"
@@ -1612,6 +1617,7 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
         scope,
         changes,
         stopped,
+        kind,
         len(undecided) + len(series) + len(rates),
         run.synthetic,
     )
@@ -1627,6 +1633,16 @@ def scope_sentence(scope: Scope) -> str:
     return (
         f"{cells} cell(s) in {' and '.join(dtypes)}, {' and '.join(modes)}, {' and '.join(layouts)} layout, "
         f"at {len(shapes)} shape(s) (batch, length)"
+    )
+
+
+def stopped_kind(run: RunModel, stopped: tuple[str, ...]) -> str:
+    """The stopping cells in words: 'mismatching' or 'errored' where all are of one kind."""
+    cases = set(stopped)
+    errored = any(c.case in cases for c in run.with_status("error"))
+    failed = any(c.case in cases for c in run.with_status(*FAILED))
+    return (
+        "errored" if errored and not failed else "mismatching" if failed and not errored else "mismatching or errored"
     )
 
 

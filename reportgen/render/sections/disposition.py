@@ -115,7 +115,7 @@ def _performance_scope(run: RunModel, judgement: Judgement) -> str:
     stopped = judgement.disposition.performance_stopped
     if stopped:
         return (
-            f"stopped: {len(stopped)} mismatching or errored cell(s) have no verdict, and until they do no timing "
+            f"stopped: {len(stopped)} {judgement.disposition.stopped_kind} cell(s) have no verdict, and until they do no timing "
             "of this run is a performance result, stable or not (section 7)"
         )
     timed = judgement.timed
@@ -215,7 +215,7 @@ def unstable_timing_text(judgement: Judgement) -> tuple[str, str]:
     if stopped:  # stronger than any stability word: no timing of the run is a result
         return (
             "Performance acceptance stopped",
-            f"{len(stopped)} mismatching or errored cell(s) have no verdict: until they do, no timing of this run is a "
+            f"{len(stopped)} {judgement.disposition.stopped_kind} cell(s) have no verdict: until they do, no timing of this run is a "
             "performance result, stable or not (section 7 names them).",
         )
     if not undecided and not series and not rates:
