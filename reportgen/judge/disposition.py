@@ -879,11 +879,8 @@ def rule_declared_inputs(run: RunModel, notes: Notes) -> list[Reason]:
     if not kept:
         return []
     differ: dict[tuple[str, str, str], list[CellRecord]] = {}
-    for c in run.cells:
-        if c.result is None:
-            continue
-        seen = {(i.name, i.dtype) for i in (*c.result.inputs, *(c.result.inputs_fed or ()))}  # built, and fed
-        for name, dtype in sorted(seen):
+    for c in run.cells:  # as the run model keeps them: no cell's events are built again
+        for name, dtype in zip(c.input_names, c.input_dtypes):
             want = kept.get(name)
             if want is not None and dtype != want:
                 differ.setdefault((name, want, dtype), []).append(c)

@@ -140,6 +140,9 @@ class CellRecord:
     failure_text: str | None = None  # "phase: type: message", in full
     skip_reason: str | None = None
     output_dtypes: tuple[str, ...] = ()  # of the outputs the case_result lists
+    # The inputs as make_inputs built them (case_result.inputs): names and dtypes, in one order.
+    input_names: tuple[str, ...] = ()
+    input_dtypes: tuple[str, ...] = ()
     task_metric: ev.TaskMetric | None = None
     loss_off: bool = False
     grads_off: frozenset[str] = frozenset()
@@ -487,6 +490,9 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.output_dtypes = _shared(tuple(map(_DTYPE, outputs)))
     else:
         cell.output_nonfinite, cell.output_dtypes = 0, ()
+    inputs = data.inputs
+    if inputs:
+        cell.input_names, cell.input_dtypes = _shared(tuple(map(_NAME, inputs))), _shared(tuple(map(_DTYPE, inputs)))
     cell.skip_reason = None if (skip := data.skip_reason) is UNSET else skip
     stats = data.error_stats
     if stats:
@@ -501,6 +507,7 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
 
 _NONFINITE = attrgetter("nonfinite")
 _DTYPE = attrgetter("dtype")
+_NAME = attrgetter("name")
 
 
 def _operator_facts(cell: CellRecord, data: Any, line: int) -> None:
