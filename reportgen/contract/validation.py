@@ -91,8 +91,12 @@ CHUNK_BYTES = 1 << 19  # read at a time (a local log's bytes are not kept once c
 # A log is untrusted: a file of millions of bad lines, or of lines quoting a value of a
 # megabyte, must not hold a finding per line, or a megabyte per finding, in memory. The first
 # MAX_KEPT_PROBLEMS errors and as many warnings are kept (every command prints far fewer; a
-# log's warnings never crowd out its errors); the rest are counted.
+# log's warnings never crowd out its errors); the rest are counted. Nor may it keep every
+# command busy for half an hour: a file of tiny bad or blank lines under the size limit holds
+# hundreds of millions of them, so reading stops at the error past MAX_KEPT_PROBLEMS, or the
+# blank line past MAX_BLANK_LINES (a collector writes none), and says so.
 MAX_KEPT_PROBLEMS = 10_000
+MAX_BLANK_LINES = 100_000
 MAX_MESSAGE_CHARS = 2_000
 
 
@@ -272,14 +276,26 @@ class _Checker:
         self.version: str | None = None  # run_start's schema_version, once read
         self.errors_kept = self.warnings_kept = 0  # findings kept, each up to MAX_KEPT_PROBLEMS
         self.artifacts: list[tuple[int, str, int, str]] = []  # each artifact's line, path, bytes and sha256
+        self.reading_lines = True  # until the last line is read: too many findings then stop the reading
 
     def error(self, line: int, message: str) -> None:
         self.figures.erred = True  # a refused line may have been a result run_end counts
         if self.errors_kept >= MAX_KEPT_PROBLEMS:
-            self.reading.more_errors += 1
+            if self.reading_lines:
+                self._stop(line, f"more than {MAX_KEPT_PROBLEMS:,} errors")
+            else:
+                self.reading.more_errors += 1
             return
         self.errors_kept += 1
         self.reading.problems.append(Problem(self.reading.path, line, "error", bounded_message(message)))
+
+    def _stop(self, line: int, why: str) -> None:
+        """Read no further, and say why on ``line``, where the reading stopped."""
+        if not self.reading.refused:
+            self.reading.refused = True
+            self.reading.problems.append(
+                Problem(self.reading.path, line, "error", f"{why}: the rest of the file is not read")
+            )
 
     def warning(self, line: int, message: str) -> None:
         if self.warnings_kept >= MAX_KEPT_PROBLEMS:
@@ -295,7 +311,10 @@ class _Checker:
             self.warning(1, "file starts with a UTF-8 byte-order mark; ignored")
         if not raw.strip():
             self.blank_lines += 1
-            self.warning(number, "blank line ignored")
+            if self.blank_lines > MAX_BLANK_LINES:
+                self._stop(number, f"more than {MAX_BLANK_LINES:,} blank lines, not a log the collector wrote")
+            else:
+                self.warning(number, "blank line ignored")
             return
         event = self._slow_validate(number, raw, unterminated)
         if event is not None:
@@ -489,7 +508,7 @@ class _Checker:
                 self.sink(record, struct)
         else:
             self.check_order(number, seq, record, struct)
-        return False
+        return self.reading.refused
 
     def accept_model(self, number: int, event: Envelope) -> None:
         """An event the careful path accepted: the rules read it as the Struct the fast path gives."""
@@ -609,6 +628,7 @@ class _Checker:
             self.seq_lines[seq] = number
 
     def finish(self, line_count: int) -> None:
+        self.reading_lines = False
         if self.reading.refused:
             return
         if line_count == 0:
@@ -985,6 +1005,8 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
                 number += 1
                 if len(raw) > MAX_LINE_BYTES:
                     checker.error(number, f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+                    if checker.reading.refused:
+                        return number
                 elif read(number, raw, offset, reread):
                     return number  # refused: nothing more is read
                 offset += len(raw) + 1
