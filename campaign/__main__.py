@@ -263,6 +263,13 @@ def _main(argv: list[str]) -> int:
     except (CampaignError, LedgerError) as exc:
         _print(_printable(f"campaign: {exc}"), file=sys.stderr)  # one line, whatever a name held
         return 2
+    except OSError as exc:
+        # A path the checks above did not expect to fail (a name longer than the file system
+        # allows fails even Path.is_file on Python 3.11): that path and why, not a traceback.
+        if exc.filename is None:
+            raise
+        _print(_printable(f"campaign: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
+        return 2
 
 
 @contextlib.contextmanager

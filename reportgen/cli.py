@@ -253,6 +253,15 @@ class _Commands(_GuardedHelp, click.Group):
             return super().main(*args, **kwargs)
         except _OutputFailed as failure:
             sys.exit(_output_failed(failure))
+        except OSError as exc:
+            # A path no check expected to fail (a name longer than the file system allows fails
+            # even Path.is_dir on Python 3.11): that path and why in one line, exit 2.
+            if exc.filename is None:
+                raise
+            from reportgen.storage.local import shown
+
+            echo(f"reportgen: {shown(exc.filename)}: {exc.strerror or exc}", err=True)
+            sys.exit(2)
 
     def invoke(self, ctx: click.Context) -> Any:
         dropped: list[BaseException] = []
