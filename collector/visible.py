@@ -45,6 +45,22 @@ def visible(text: str, keep: str = "\t\n") -> str:
     return _HIDDEN.sub(lambda m: m.group() if m.group() in keep else _shown(m), text)
 
 
+def escaped(text: str) -> str:
+    """TOML text (a revised plan, which a person reviews) with every hidden character past the C0
+    controls written as the ``\\uXXXX`` or ``\\UXXXXXXXX`` escape a basic string reads: the escape
+    the input held must not come back as the raw character. C0 controls are left as they are
+    (the writer escapes those within strings; the others are the text's own line breaks), and
+    lone surrogates too (no TOML text holds one)."""
+
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        if code < 0x20 or 0xD800 <= code <= 0xDFFF:
+            return match.group()
+        return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+    return _HIDDEN.sub(escape, text) if _HIDDEN.search(text) else text
+
+
 def terminal(text: str) -> str:
     """Text for the terminal: tabs and newlines kept, every other hidden character shown (an
     escape sequence starts with ESC, which is shown, so none reaches the terminal whole)."""

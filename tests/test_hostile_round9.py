@@ -46,3 +46,46 @@ def test_campaign_status_with_a_name_too_long_is_one_line(tmp_path: Path, capsys
     assert campaign_main(["status", str(tmp_path / LONG)]) == 2
     err = capsys.readouterr().err
     assert err == f"campaign: {tmp_path / LONG}: File name too long\n"
+
+
+def test_plan_check_text_quotes_an_inspection_newline_on_its_line(tmp_path: Path) -> None:
+    """A newline in an inspection log's host, torch version, operator name or break reason
+    started a line of its own in plan-check's text, one that read 'error: forged ...'."""
+    import json
+
+    events = [json.loads(line) for line in (REPO / "sample_inspections" / "tiny-encoder.inspection.jsonl").open()]
+    events[0]["host"] = "cpu\nerror: forged-host"
+    events[0]["torch"] = "2.13.0\nerror: forged-torch"
+    events[1]["operators"].append({"name": "aten::x\nerror: forged-op", "count": 1})
+    events[1]["graph_breaks"] = [{"reason": "r\nerror: forged-break", "count": 1}]
+    inspection = tmp_path / "i.jsonl"
+    inspection.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    plan = REPO / "collector" / "workloads" / "tiny_encoder.toml"
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--inspection", str(inspection)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert not [line for line in result.output.splitlines() if line.startswith("error:")], result.output
+    for forged in ("forged-host", "forged-torch", "forged-op", "forged-break"):
+        assert f"<U+000A>error: {forged}" in result.output, forged
+
+
+def test_a_revised_plan_keeps_a_hidden_character_escaped(tmp_path: Path) -> None:
+    """A description holding U+202E as the TOML escape came back in --write-revised's file as the
+    raw character, which reorders the line it stands on for the person who reviews it."""
+    import tomllib
+
+    plan = tmp_path / "tiny_encoder.toml"
+    text = (REPO / "collector" / "workloads" / "tiny_encoder.toml").read_text(encoding="utf-8")
+    text = text.replace('dtypes = ["float32"]', 'dtypes = ["float32", "float64"]')
+    text = (
+        text.replace("SDPA.", "SDPA \\u202e \\u00ad \\U000E0041.")
+        + "\n[tolerances.float64]\natol = 1e-9\nrtol = 1e-7\n"
+    )
+    plan.write_text(text, encoding="utf-8")
+    (tmp_path / "tiny_encoder.py").write_text((REPO / "collector" / "workloads" / "tiny_encoder.py").read_text())
+    revised = tmp_path / "revised.toml"
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(revised)])
+    assert revised.is_file(), result.output
+    written = revised.read_text(encoding="utf-8")
+    assert "\u202e" not in written and "\u00ad" not in written and "\U000e0041" not in written
+    assert "SDPA \\u202E \\u00AD \\U000E0041." in written
+    assert tomllib.loads(written)["workload"]["description"].endswith("SDPA \u202e \u00ad \U000e0041.")

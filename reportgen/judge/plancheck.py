@@ -32,7 +32,7 @@ import tomli_w
 from collector import planschema
 from collector.descriptors import default_target
 from collector.stability import MIN_SAMPLES, TWO_MODES_MIN_SAMPLES
-from collector.visible import visible
+from collector.visible import escaped, visible
 from collector.plan import (
     DEFAULT_FP32_TOLERANCE,
     MAX_PLANNED_CELLS,
@@ -1805,9 +1805,11 @@ _MULTILINE_ARRAY = re.compile(r"\[\n((?:[ ]+(?![ \]])[^\n]*[^\[\n],\n)+)[ ]*\]")
 
 def plan_toml(data: dict[str, Any]) -> str:
     """``data`` as TOML, as a person writes a plan: short arrays on one line (tomli_w writes
-    every array one item a line: a 16-line plan came back as 69 lines). The text is read back
-    and must hold the same data, else tomli_w's own text is returned."""
-    full = tomli_w.dumps(data)
+    every array one item a line: a 16-line plan came back as 69 lines), with every hidden
+    character written as its escape (a U+202E escaped in the plan came back raw, reordering the
+    line it stood on). The text is read back and must hold the same data, else tomli_w's own
+    text (escaped alike) is returned."""
+    full = escaped(tomli_w.dumps(data))
     text = short = full
 
     def inline(match: re.Match[str]) -> str:
@@ -1828,8 +1830,10 @@ def plan_toml(data: dict[str, Any]) -> str:
 
 
 def format_text(review: PlanReview) -> str:
-    # The plan's name as given, shown escaped: a newline in a file name would start a line of its own.
-    lines = [f"{visible(str(review.plan), keep='')}: {review.headline} (target {review.target}: {review.release})"]
+    """The review as indented lines. Each line is one line whatever it quotes: a newline in the
+    plan's file name or in an inspection log's value (an operator's name, a break's reason, the
+    host) is shown as <U+000A>, so it cannot start a line that reads as a finding of its own."""
+    lines = [f"{review.plan}: {review.headline} (target {review.target}: {review.release})"]
     for f in review.findings:
         lines.append(f"  [{f.severity.upper()}] {f.title}")
         if f.key:
@@ -1845,7 +1849,7 @@ def format_text(review: PlanReview) -> str:
     if review.inspection:
         lines.append(f"  inspection ({PREDICTED}): {review.inspection}")
         lines += [f"    {line}" for line in review.inspected]
-    return "\n".join(lines)
+    return "\n".join(visible(line, keep="") for line in lines)
 
 
 def format_json(review: PlanReview) -> str:
