@@ -32,6 +32,7 @@ from reportgen.judge.backend_docs import (
     version_keys,
 )
 from reportgen.contract import events as ev
+from reportgen.judge.changes import TIMING_HOST_KEYS, cell_loop_settings, every_host_key
 from reportgen.judge.timing_stability import (
     DECODE_FLAGGED,
     GENERATION_SERIES,
@@ -1073,15 +1074,22 @@ def _layout_evidence(
     return ("; ".join(found) or None, "; ".join(looked) or None, words if verdict == "undecided" else None)
 
 
-def _layout_timing(cell: CellRecord, twin: CellRecord | None) -> tuple[str, str]:
+def _layout_timing(cell: CellRecord, twin: CellRecord | None, every_key: bool) -> tuple[str, str]:
     """A non-contiguous cell's warm timing against its contiguous twin's: ('cost', words) where
     its median is slower by more than both IQRs, ('none', words) where not, ('undecided', why)
-    where either series decides nothing, ('', '') where either is not timed. The cells' compact
-    warm facts (runmodel): the latest warm measurement of each."""
+    where either series decides nothing or the two loops ran under other settings (torch
+    threads, CPU affinity, governor: as compare's compiled-over-eager speed-up, which is not
+    compared then), ('', '') where either is not timed. The cells' compact warm facts
+    (runmodel): the latest warm measurement of each. ``every_key``: changes.every_host_key."""
     if cell.warm_median_s is None or twin is None or twin.warm_median_s is None:
         return "", ""
     if unsteady := _undecided_sides(cell, twin):
         return "undecided", f"warm timing not decided: {unsteady} warm series decides nothing"
+    mine, theirs = (cell_loop_settings(c, None, every_key) or {} for c in (cell, twin))
+    if differ := [key for key in TIMING_HOST_KEYS if key in mine and key in theirs and mine[key] != theirs[key]]:
+        return "undecided", (
+            f"warm timing not decided: this cell's loop and the contiguous cell's ran under other {' and '.join(differ)}"
+        )
     if cell.warm_median_s - twin.warm_median_s > (cell.warm_iqr_s or 0.0) + (twin.warm_iqr_s or 0.0):
         return "cost", (
             f"warm median {cell.warm_median_s * 1e3:.4g} ms against {twin.warm_median_s * 1e3:.4g} ms contiguous (more than both IQRs)"
@@ -1152,7 +1160,7 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
     evidence, looked, undecided = [], [], []
     fed = [c for c in passing if c.layout_achieved is not None]
     timings = _contradicted_by(
-        {c.case: _layout_timing(c, contiguous.get(twin_key(c.planned))) for c in fed},
+        {c.case: _layout_timing(c, contiguous.get(twin_key(c.planned)), every_host_key(run)) for c in fed},
         {c.case: (c.planned.batch, c.planned.length, c.planned.dtype) for c in fed},
     )
     for c in passing:
