@@ -90,10 +90,12 @@ import sys
 
 # The collector reads TOML with tomllib and starts its fresh processes with `python -P`, both
 # Python 3.11: on an older interpreter (a device image's venv, say) it says so in one line before
-# anything else is imported, not with a traceback from its first import.
+# anything else is imported, not with a traceback from its first import. This file parses on
+# any Python from 2.7 on (no f-string: `python` is 2.7 on some device images).
 if sys.version_info < (3, 11):
     sys.stderr.write(
-        f"collector: needs Python 3.11 or newer, this is {sys.version_info[0]}.{sys.version_info[1]} ({sys.executable}); "
+        "collector: needs Python 3.11 or newer, this is %d.%d (%s); "  # noqa: UP031
         "run it with a Python 3.11+ environment that has torch\n"
+        % (sys.version_info[0], sys.version_info[1], sys.executable)
     )
     raise SystemExit(2)

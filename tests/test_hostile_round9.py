@@ -89,3 +89,21 @@ def test_a_revised_plan_keeps_a_hidden_character_escaped(tmp_path: Path) -> None
     assert "\u202e" not in written and "\u00ad" not in written and "\U000e0041" not in written
     assert "SDPA \\u202E \\u00AD \\U000E0041." in written
     assert tomllib.loads(written)["workload"]["description"].endswith("SDPA \u202e \u00ad \U000e0041.")
+
+
+@pytest.mark.parametrize("package", ["collector", "campaign"])
+def test_the_version_check_parses_on_python_2(package: str) -> None:
+    """`python -m collector --help` under Python 2.7 (`python` on some device images) ended in
+    a SyntaxError traceback: the f-string of the version check itself could not be parsed. The
+    package's __init__ keeps to syntax Python 2.7 reads: no f-string, no annotation."""
+    import ast
+
+    tree = ast.parse((REPO / package / "__init__.py").read_text(encoding="utf-8"))
+    newer = [
+        type(node).__name__
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.JoinedStr, ast.AnnAssign, ast.NamedExpr, ast.AsyncFunctionDef))
+        or (isinstance(node, ast.FunctionDef) and (node.returns or any(a.annotation for a in node.args.args)))
+        or (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+    ]
+    assert newer == [], newer
