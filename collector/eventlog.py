@@ -43,6 +43,17 @@ class OutOfSpace(Exception):
 SPACE_WORDS = ("No space left on device", "File size limit exceeded", "Disk quota exceeded")
 
 
+def message_of(exc: BaseException, limit: int | None = 4000) -> str:
+    """An exception's message, at most ``limit`` characters (None: all); what workload code raised may have a
+    ``__str__`` that raises in turn, which must not end the run."""
+    try:
+        return str(exc)[:limit]
+    except interrupt.ENDS_RUN:
+        raise
+    except BaseException as inner:
+        return f"(its message could not be read: str() raised {type(inner).__name__})"
+
+
 def space_words(exc: BaseException | None) -> str | None:
     """Why the exception is a lack of space, from its chain: an out-of-space OSError's strerror,
     or a child program's words for it in a message; None when it is not one."""
@@ -51,7 +62,8 @@ def space_words(exc: BaseException | None) -> str | None:
         seen.add(id(exc))
         if isinstance(exc, OSError) and exc.errno in SPACE_ERRNOS:
             return exc.strerror or os.strerror(exc.errno)
-        words = next((words for words in SPACE_WORDS if words in str(exc)), None)
+        said = message_of(exc, None)
+        words = next((words for words in SPACE_WORDS if words in said), None)
         if words is not None:
             return words
         exc = exc.__cause__ or exc.__context__

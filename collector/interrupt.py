@@ -42,6 +42,14 @@ class Aborted(BaseException):
         self.signum = signum
 
 
+# What the places that catch a cell's failure let through: the run's own end (a signal's
+# Aborted, Ctrl-C raised as KeyboardInterrupt, a workload's sys.exit, which aborts the run).
+# Anything else workload code raises is that cell's failure, a BaseException that is no
+# Exception included (asyncio.CancelledError, a class of the workload's own): it had ended the
+# run with a traceback and no run_end.
+ENDS_RUN = (Aborted, KeyboardInterrupt, SystemExit)
+
+
 class _State:
     def __init__(self) -> None:
         self.received: int | None = None  # the first signal

@@ -38,6 +38,7 @@ from collector.eventlog import EXIT_OUT_OF_SPACE, OutOfSpace, utc_now
 from collector.interrupt import EXIT_ABORTED, Aborted
 from collector.plan import PlanError, WorkloadPlan
 from collector.run import cells, profiles, reference, setup, timings
+from collector.run.capture import message_of
 from collector.run.state import Options, Run
 from collector.visible import tell
 from collector.workload import WorkloadError
@@ -186,15 +187,16 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         finish(run, "aborted", f"workload code called sys.exit({exc.code!r})")
         say(f"workload code called sys.exit({exc.code!r}) during the run; a workload must not exit (run aborted)")
         return run.dir, EXIT_USAGE
-    except Exception as exc:
+    except BaseException as exc:  # a workload's own BaseException outside any cell too (the signals' come first)
         where = run.dir / "collector-error.txt"
         try:
             where.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
             saved = f"; traceback in {where}"
         except OSError:
             saved = ""
-        finish(run, "aborted", f"collector error: {type(exc).__name__}: {exc}")
-        say(f"internal error: {type(exc).__name__}: {str(exc)[:300]}{saved} (run aborted)")
+        message = message_of(exc)
+        finish(run, "aborted", f"collector error: {type(exc).__name__}: {message}")
+        say(f"internal error: {type(exc).__name__}: {message[:300]}{saved} (run aborted)")
         return run.dir, EXIT_INTERNAL
     finally:
         setup.restore_environment(run)

@@ -1274,3 +1274,49 @@ def test_the_collector_says_its_version(capsys: pytest.CaptureFixture[str]) -> N
     with pytest.raises(SystemExit) as stop:
         parse_args(["--version"])
     assert stop.value.code == 0 and capsys.readouterr().out == f"collector {__version__}\n"
+
+
+# --- a review of the collector before a device run: what workload code raises or says ------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "message"),
+    [
+        ("cancelled@2", "CancelledError", "injected CancelledError (a BaseException) at batch 2"),
+        ("unprintable@2", "_Unprintable", "(its message could not be read: str() raised ValueError)"),
+    ],
+)
+def test_a_cells_failure_that_is_no_plain_exception_stays_that_cells(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    fault: str,
+    kind: str,
+    message: str,
+) -> None:
+    """run_model raising asyncio.CancelledError (a BaseException, not an Exception) ended the
+    whole run with a traceback, exit 1 and no run_end; an exception whose __str__ raised ended
+    it as an 'internal error'. Each is now its cell's failure, and the other cells run."""
+    events, _ = _faulty_eager_run(tmp_path, monkeypatch, capfd, fault)
+    results = {e.case: e for e in events if e.kind == "case_result"}
+    assert results["b1-l4-contiguous-float32-eager"].status == "pass"
+    failed = results["b2-l4-contiguous-float32-eager"]
+    assert failed.status == "error" and failed.failure is not None
+    assert (failed.failure.type, failed.failure.message) == (kind, message)
+    assert events[-1].kind == "run_end" and events[-1].status == "complete"
+
+
+def test_a_cell_that_warns_on_and_on_keeps_its_first_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A model that issued 120,000 warnings made one case_result line of 22 MB, longer than a log
+    line may be: 'internal error', the run aborted and its later cells never ran. A cell keeps
+    its first 200 warnings and says how many more there were."""
+    events, _ = _faulty_eager_run(tmp_path, monkeypatch, capfd, "warn-many@2")
+    (noisy,) = [e for e in events if e.kind == "case_result" and e.case == "b2-l4-contiguous-float32-eager"]
+    assert noisy.status == "pass" and len(noisy.warnings) == 201
+    assert noisy.warnings[0] == "UserWarning: injected warning 0 at batch 2"
+    assert noisy.warnings[-1].startswith("... and ") and noisy.warnings[-1].endswith(
+        "more warnings in this cell, not kept"
+    )
+    assert events[-1].kind == "run_end" and events[-1].status == "complete"

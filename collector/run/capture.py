@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from collector import interrupt
-from collector.eventlog import OutOfSpace, space_words
+from collector.eventlog import OutOfSpace, message_of, space_words
 from collector.backends import Backend, OpRecorder, finish_cache_listing, list_cache_dirs, not_measured
 from collector.plan import Cell
 from collector.run.state import Run
@@ -25,9 +25,27 @@ class _LogCollector(logging.Handler):
         self.messages.append(f"{record.name}: {record.getMessage()}")
 
 
+# A cell's warnings, kept: a model that warns on every call (or a backend log full of them)
+# made one case_result line longer than a log line may be, which ended the whole run.
+MAX_CELL_WARNINGS = 200
+MAX_WARNING_CHARS = 2000
+
+
+def kept_warnings(lines: list[str]) -> list[str]:
+    """The first MAX_CELL_WARNINGS warnings, each cut at MAX_WARNING_CHARS, and how many more
+    there were in one last line."""
+    kept = [
+        line if len(line) <= MAX_WARNING_CHARS else line[:MAX_WARNING_CHARS] + " (cut)"
+        for line in lines[:MAX_CELL_WARNINGS]
+    ]
+    if len(lines) > MAX_CELL_WARNINGS:
+        kept.append(f"... and {len(lines) - MAX_CELL_WARNINGS:,} more warnings in this cell, not kept")
+    return kept
+
+
 @contextlib.contextmanager
 def captured_warnings() -> Iterator[list[str]]:
-    """Python warnings and torch's logged warnings raised inside the block, in order."""
+    """Python warnings and torch's logged warnings raised inside the block, in order (kept_warnings)."""
     found: list[str] = []
     handler = _LogCollector()
     torch_logger = logging.getLogger("torch")
@@ -40,6 +58,7 @@ def captured_warnings() -> Iterator[list[str]]:
         torch_logger.removeHandler(handler)
         found.extend(f"{w.category.__name__}: {w.message}" for w in caught)
         found.extend(handler.messages)
+        found[:] = kept_warnings(found)
 
 
 def failure_phase(exc: BaseException, compiling: bool) -> str:
@@ -55,7 +74,7 @@ def failure(phase: str, exc: BaseException) -> dict[str, str]:
     host's failure, not the backend's, and it ends the run (exit 4) as a full log would."""
     if space_words(exc) is not None:
         raise OutOfSpace(Path(f"a file of the {phase} phase"), exc) from exc
-    return {"phase": phase, "type": type(exc).__name__, "message": str(exc)[:4000]}
+    return {"phase": phase, "type": type(exc).__name__, "message": message_of(exc)}
 
 
 class CompileWatch:
@@ -175,7 +194,7 @@ def write_failed(
     if watch is not None and fail["phase"] == "compile":
         run.log.write("compile", case=cell.case, **compile_facts(run, cell, watch, None, cold))
     run.progress.say(f"{cell.case}: error in {fail['phase']}: {fail['type']}: {fail['message'][:200]}")
-    result = {**result, "warnings": list(result.get("warnings", [])) + run.backend.cell_log()}
+    result = {**result, "warnings": kept_warnings(list(result.get("warnings", [])) + run.backend.cell_log())}
     run.log.write("case_result", case=cell.case, status="error", failure=fail, **result)
     write_operators(run, cell, None, ran, why)
 

@@ -22,6 +22,7 @@ from collector.run.capture import (
     failure,
     failure_phase,
     fed_facts,
+    kept_warnings,
     write_failed,
     write_operators,
 )
@@ -222,7 +223,9 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
             outputs, first_s = _first_call(run, first, call, recorder, watch)
             if watch is not None:
                 watch.check_repeat(call, run.backend.synchronize)
-        except Exception as exc:
+        except interrupt.ENDS_RUN:
+            raise
+        except BaseException as exc:
             phase = failure_phase(exc, watch is not None)
             result["warnings"] = warns
             result.update(fed_facts(fed, cell.layout))
@@ -230,7 +233,7 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
             return CellOutcome("error")
         finally:
             fed.remove()
-    result["warnings"] = warns + run.backend.cell_log()
+    result["warnings"] = kept_warnings(warns + run.backend.cell_log())
     result.update(fed_facts(fed, cell.layout))
     compile_event: dict[str, Any] = {}
     if watch is not None:
@@ -243,7 +246,9 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
         cold = None
     try:
         status = _judge(run, cell, key, outputs, result)
-    except Exception as exc:  # outputs that cannot be compared, a task metric that raised
+    except interrupt.ENDS_RUN:
+        raise
+    except BaseException as exc:  # outputs that cannot be compared, a task metric that raised
         for partial in ("outputs", "error_stats", "task_metric"):
             result.pop(partial, None)
         fail = failure("compare", exc)

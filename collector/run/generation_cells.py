@@ -28,9 +28,11 @@ from collector.run.capture import (
     captured_warnings,
     failure,
     failure_phase,
+    kept_warnings,
+    message_of,
     write_failed,
-    write_reference,
     write_operators,
+    write_reference,
 )
 from collector.run.state import CellOutcome, Run
 from collector.timing import warm_stats
@@ -180,7 +182,9 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
             # Again on a fresh cache: on a fixed-shape path nothing compiles (eager: its operators).
             with recorder if recorder is not None else contextlib.nullcontext():
                 once(graphs.around, keep=False)
-        except Exception as exc:
+        except interrupt.ENDS_RUN:
+            raise
+        except BaseException as exc:
             result["warnings"] = warns
             write_failed(
                 run,
@@ -190,7 +194,7 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
                 graphs.first.get("decode") or graphs.first.get("prefill"),
             )
             return CellOutcome("error")
-    result["warnings"] = warns + run.backend.cell_log()
+    result["warnings"] = kept_warnings(warns + run.backend.cell_log())
     if cell.repeat_of and compiling:  # a cache check: the same request again, after the larger buckets
         result["recompiled"] = any(w.frames_first > 0 or w.graphs_first > 0 for w in graphs.first.values())
     graphs.events(cell, bucket, trace.prefill_s, trace.decode_s[0] if trace.decode_s else None)
@@ -207,7 +211,9 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
             gen["top_k"],
             gen["min_top_k_overlap"],
         )
-    except Exception as exc:
+    except interrupt.ENDS_RUN:
+        raise
+    except BaseException as exc:
         write_failed(run, cell, result, failure("compare", exc), None)
         return CellOutcome("error")
     result["outputs"] = [describe("prefill_logits", trace.prefill_logits), describe("tokens", trace.tokens)]
@@ -317,11 +323,13 @@ def _generation_loop(
         for _ in range(run.plan.warmup):
             once(no_watch, keep=False)
         traces = [once(no_watch, keep=False) for _ in range(reps)]
-    except Exception as exc:
+    except interrupt.ENDS_RUN:
+        raise
+    except BaseException as exc:
         interrupt.check()  # an interrupt a library caught and wrapped ends the run, it is no failure
         run.log.write(
             "warning",
-            message=f"generation timing not measured: {type(exc).__name__}: {str(exc)[:4000]}",
+            message=f"generation timing not measured: {type(exc).__name__}: {message_of(exc)}",
             category="WarmTimingFailed",
             case=cell.case,
         )

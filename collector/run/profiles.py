@@ -7,6 +7,7 @@ import fnmatch
 from collector import interrupt
 from collector.eventlog import OutOfSpace, is_out_of_space
 from collector.plan import Cell
+from collector.run.capture import message_of
 from collector.run.state import Run
 from collector.workload import sha256_file
 
@@ -30,14 +31,16 @@ def write_profiles(run: Run) -> None:
                 for _ in range(3):
                     call()
                 run.backend.synchronize()
-        except Exception as exc:
+        except interrupt.ENDS_RUN:
+            raise
+        except BaseException as exc:
             interrupt.check()
             if is_out_of_space(exc):
                 raise OutOfSpace(run.dir / "traces", exc) from exc
-            run.progress.say(f"{cell.case}: profile failed: {type(exc).__name__}: {str(exc)[:200]}")
+            run.progress.say(f"{cell.case}: profile failed: {type(exc).__name__}: {message_of(exc, 200)}")
             run.log.write(
                 "warning",
-                message=f"profile not recorded: {type(exc).__name__}: {str(exc)[:4000]}",
+                message=f"profile not recorded: {type(exc).__name__}: {message_of(exc)}",
                 category="ProfileFailed",
                 case=cell.case,
             )

@@ -55,14 +55,18 @@ def write_references(run: Run) -> None:
                     continue
                 raw = padded
             run.inputs[key] = raw
-        except Exception as exc:
+        except interrupt.ENDS_RUN:
+            raise
+        except BaseException as exc:
             _shape_failed(run, key, failure("inputs", exc))
             continue
         try:
             run.references[key] = _reference_outputs(run, key, ref_model, ref_dtype, golden)
         except (WorkloadError, OutOfSpace, PlanError):  # the run's, not the shape's
             raise
-        except Exception as exc:
+        except interrupt.ENDS_RUN:
+            raise
+        except BaseException as exc:
             _shape_failed(run, key, failure("reference", exc))
     for role, obj, name in (("inputs", run.inputs, "inputs.pt"), ("reference_output", run.references, "reference.pt")):
         size, digest = save_artifact(obj, run.dir / "artifacts" / name)

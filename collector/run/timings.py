@@ -16,7 +16,7 @@ import torch
 
 from collector import hostcondition, interrupt, stability
 from collector.plan import Cell
-from collector.run.capture import CompileWatch, cold_condition, fed_facts
+from collector.run.capture import CompileWatch, cold_condition, fed_facts, message_of
 from collector.run.state import CellOutcome, Run
 from collector.supervise import run_cold
 from collector.timing import plain_sample, time_warm, timed_sample, warm_stats
@@ -115,12 +115,14 @@ def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None
         # (the cell's call skips its own no_grad when it is already off). Training needs it on.
         with contextlib.nullcontext() if run.plan.training else torch.no_grad():
             samples = time_warm(sample, run.plan.warmup, run.warm_repetitions)
-    except Exception as exc:
+    except interrupt.ENDS_RUN:
+        raise
+    except BaseException as exc:
         interrupt.check()
-        run.progress.say(f"{cell.case}: warm timing failed: {type(exc).__name__}: {str(exc)[:200]}")
+        run.progress.say(f"{cell.case}: warm timing failed: {type(exc).__name__}: {message_of(exc, 200)}")
         run.log.write(
             "warning",
-            message=f"warm timing not measured: {type(exc).__name__}: {str(exc)[:4000]}",
+            message=f"warm timing not measured: {type(exc).__name__}: {message_of(exc)}",
             category="WarmTimingFailed",
             case=cell.case,
         )

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from collector import training
+from collector import interrupt, training
 from collector.backends import OpRecorder
 from collector.compare import compare, describe, describe_input
 from collector.eventlog import finite_or_none
@@ -21,6 +21,7 @@ from collector.run.capture import (
     failure,
     failure_phase,
     fed_facts,
+    kept_warnings,
     write_failed,
     write_operators,
 )
@@ -70,7 +71,9 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
                 )
             if watch is not None:
                 watch.after_first()
-        except Exception as exc:
+        except interrupt.ENDS_RUN:
+            raise
+        except BaseException as exc:
             result["warnings"] = warns
             if fed is not None:
                 result.update(fed_facts(fed, cell.layout))
@@ -80,7 +83,7 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
             )  # no fed: it failed before the model existed on the device or compiled
             return CellOutcome("error")
     fed.remove()
-    result["warnings"] = warns + run.backend.cell_log()
+    result["warnings"] = kept_warnings(warns + run.backend.cell_log())
     result.update(fed_facts(fed, cell.layout))
     if watch is not None:
         base = compile_facts(run, cell, watch, trace.first_forward_s, cold is not None)

@@ -11,6 +11,9 @@
 * ``write``: ``run_model`` on a cell's model writes into its input after the call (the
   reference's does not), so the cell's later calls are fed other values;
 * ``warm``: ``run_model`` raises from the fourth call of a cell's model on (its warm timing);
+* ``cancelled``: ``run_model`` on a cell's model raises asyncio.CancelledError, a
+  BaseException that is no Exception; ``unprintable``: an exception whose ``__str__`` raises;
+  ``warn-many``: it issues 120,000 warnings before returning;
 * ``big-weights``: the model carries a 1 MB buffer (a weights file larger than the log);
 * ``cold-hang``: in the cold-start child only, ``build_model`` starts a grandchild that sleeps
   (its pid written to ``FAULTY_PIDFILE``) and then sleeps itself, past any cold timeout;
@@ -122,6 +125,11 @@ _calls: dict[int, int] = {}
 _POOL: list[Any] = []  # the thread pool the ``pool`` fault keeps busy
 
 
+class _Unprintable(RuntimeError):
+    def __str__(self) -> str:
+        raise ValueError("this exception cannot be printed")
+
+
 def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     if os.environ.get("FAULTY_PRINT"):
         print("faulty: run_model")
@@ -133,6 +141,17 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
         time.sleep(600)
     if not is_reference and _fails("run", batch):
         raise RuntimeError(f"injected run failure at batch {batch}")
+    if not is_reference and _fails("cancelled", batch):
+        import asyncio
+
+        raise asyncio.CancelledError(f"injected CancelledError (a BaseException) at batch {batch}")
+    if not is_reference and _fails("unprintable", batch):
+        raise _Unprintable()
+    if not is_reference and _fails("warn-many", batch):
+        import warnings
+
+        for i in range(120_000):
+            warnings.warn(f"injected warning {i} at batch {batch}", stacklevel=1)
     if not is_reference and _fails("warm", batch):
         _calls[id(model)] = _calls.get(id(model), 0) + 1
         if _calls[id(model)] > 3:
