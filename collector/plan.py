@@ -262,7 +262,9 @@ def missing_criteria(tolerances: dict[str, Any], dtype: str, training: bool, gen
     tol = tolerances.get(dtype)
     if tol is None:
         return f"the plan declares no tolerance for {dtype}; declare [tolerances.{dtype}] before running it"
-    if training and not ("loss" in tol and "grad" in tol):
+    if training:  # loss and gradients are its criteria, in every dtype (a task criterion is refused)
+        if "loss" in tol and "grad" in tol:
+            return None
         return f"a training plan declares loss and grad tolerances per dtype; [tolerances.{dtype}] lacks them"
     if generation and "task" not in tol:
         return f"a generation plan declares a task criterion on greedy_steps_agreeing for every dtype; [tolerances.{dtype}] lacks one"

@@ -286,7 +286,7 @@ SCHEMA: tuple[Table, ...] = (
     Table(
         "tolerances.<dtype>",
         "Elementwise criterion |out - ref| <= atol + rtol * |ref| for cells of this dtype. "
-        "float32 defaults to the seed's atol 1e-5, rtol 1e-4; any other dtype needs its own, with a task criterion.",
+        "float32 defaults to the seed's atol 1e-5, rtol 1e-4; any other dtype needs its own, with a task criterion (in a training plan: with loss and grad).",
         (
             Key("atol", "number", "Absolute tolerance.", REQUIRED, "1e-5", BOTH, minimum=0),
             Key("rtol", "number", "Relative tolerance.", REQUIRED, "1e-4", BOTH, minimum=0),

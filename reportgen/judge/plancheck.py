@@ -390,43 +390,31 @@ def check_cache_check(ctx: Context) -> list[Finding]:
     ]
 
 
+# The lower-precision dtypes a plan may test after FP32, by the name the findings give them.
+LOW_PRECISION = {"bfloat16": "BF16", "float16": "FP16"}
+
+
 def check_dtypes(ctx: Context) -> list[Finding]:
     dtypes = list(ctx.revised["matrix"].get("dtypes", ["float32"]))
     findings = []
-    if "bfloat16" in dtypes and (dtypes[0] != "float32"):
+    low = [LOW_PRECISION[d] for d in dtypes if d in LOW_PRECISION]
+    if low and dtypes[0] != "float32":
         ctx.revised["matrix"]["dtypes"] = ["float32"] + [d for d in dtypes if d != "float32"]
         findings.append(
             _finding(
                 ctx,
                 "bf16-own-criteria",
                 "revise",
-                "BF16 is planned without FP32 first",
-                "Test FP32 first, then BF16 if intended: an FP32 pass separates model and backend problems from precision effects.",
-                "Add float32 cells before the bfloat16 ones.",
+                f"{' and '.join(low)} {'is' if len(low) == 1 else 'are'} planned without FP32 first",
+                f"Test FP32 first, then {' and '.join(low)} if intended: an FP32 pass separates model and backend problems from precision effects.",
+                f"Add float32 cells before the {' and '.join(d for d in dtypes if d in LOW_PRECISION)} ones.",
             )
         )
     tolerances = ctx.revised.setdefault("tolerances", {})
-    if "bfloat16" in dtypes:
-        tol = tolerances.get("bfloat16", {})
-        if "atol" not in tol or "rtol" not in tol or "task" not in tol:
-            metric = _task_metric_name(tolerances, ctx.plan.module_path)
-            tolerances["bfloat16"] = {
-                **PROPOSED_BF16,
-                **{k: v for k, v in tol.items() if k in ("atol", "rtol")},
-                "task": tol.get("task", {"metric": metric, "op": ">=", "threshold": PROPOSED_BF16_TASK_THRESHOLD}),
-                "proposed": True,
-            }
-            findings.append(
-                _finding(
-                    ctx,
-                    "bf16-own-criteria",
-                    "revise",
-                    "no declared BF16 tolerance and task criterion",
-                    "An FP32 elementwise tolerance does not carry over to BF16, and a loose elementwise pass alone does not establish task quality.",
-                    "Agree a BF16 tolerance and task-quality criterion with the owner before running; the revised plan proposes values to review, marked proposed = true.",
-                    key="tolerances.bfloat16",
-                )
-            )
+    # BF16's criteria are proposed (the seed's checks); FP16 has no proposal that a value stands
+    # behind: a float16 cell without criteria is left to the owner (check_criteria_declared).
+    if "bfloat16" in dtypes and (finding := _low_precision_criteria(ctx, tolerances, "bfloat16")) is not None:
+        findings.append(finding)
     plain = ctx.plan.training is None and ctx.plan.generation is None  # the seed's default serves only these
     if (
         plain
@@ -587,6 +575,47 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
             )
         )
     return findings
+
+
+def _low_precision_criteria(ctx: Context, tolerances: dict[str, Any], dtype: str) -> Finding | None:
+    """A lower-precision dtype's own criteria, where the plan lacks some: its tolerance, and its
+    task criterion (a training plan's: its loss and gradient tolerances, which stand for one;
+    a generation plan's: every step's greedy token agreeing). What is missing is proposed in
+    the revised plan, marked proposed = true; what the plan declared is kept."""
+    training = ctx.plan.training is not None
+    tol = tolerances.get(dtype, {})
+    needs = ("atol", "rtol", *(("loss", "grad") if training else ("task",)))
+    missing = [key for key in needs if key not in tol]
+    if not missing:
+        return None
+    proposal: dict[str, Any] = {**PROPOSED_BF16, **tol}
+    if training:
+        for part in ("loss", "grad"):
+            proposal.setdefault(part, dict(PROPOSED_BF16))
+    elif ctx.plan.generation is not None:
+        steps = int(ctx.plan.generation.get("decode_steps", 0)) + 1  # step 0 is the prefill's
+        proposal.setdefault("task", {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": steps})
+    else:
+        metric = _task_metric_name(tolerances, ctx.plan.module_path)
+        proposal.setdefault("task", {"metric": metric, "op": ">=", "threshold": PROPOSED_BF16_TASK_THRESHOLD})
+    tolerances[dtype] = {**proposal, "proposed": True}
+    name = LOW_PRECISION[dtype]
+    lacking = [
+        *(["tolerance"] if "atol" in missing or "rtol" in missing else []),
+        *(["task criterion"] if "task" in missing else []),
+        *(["loss and gradient tolerances"] if "loss" in missing or "grad" in missing else []),
+    ]
+    criteria = "tolerance and loss and gradient tolerances" if training else "tolerance and task criterion"
+    return _finding(
+        ctx,
+        "bf16-own-criteria",
+        "revise",
+        f"no declared {name} {' and '.join(lacking)}",
+        f"An FP32 elementwise tolerance does not carry over to {name}, and a loose elementwise pass alone does not establish "
+        + ("that training still learns the same (its loss and gradients)." if training else "task quality."),
+        f"Agree a {name} {criteria} with the owner before running; the revised plan proposes values to review, marked proposed = true.",
+        key=f"tolerances.{dtype}",
+    )
 
 
 def _task_metric_name(tolerances: dict[str, Any], module: Path) -> str:

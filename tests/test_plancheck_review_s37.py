@@ -1,0 +1,88 @@
+"""Held-out plans (an outside review of plan-check): a bf16 training plan could not be run at all
+(the collector and plan-check asked it for a task criterion, which the schema refuses in a
+training plan), and plan-check's revision of one dropped its loss and gradient tolerances for
+a task criterion; an FP16-only plan was not asked for FP32 first; a generation plan's proposed
+task threshold was a cosine's, 0.99 steps."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from collector.plan import missing_criteria
+from reportgen.cli import main
+from tests.conftest import REPO
+
+WORKLOADS = REPO / "collector" / "workloads"
+LOSS_GRAD = {"loss": {"atol": 1e-2, "rtol": 1e-2}, "grad": {"atol": 1e-2, "rtol": 5e-2}}
+
+
+def test_a_training_dtype_with_loss_and_grad_has_its_criteria() -> None:
+    bf16 = {"atol": 1e-2, "rtol": 1.6e-2, **LOSS_GRAD}
+    assert missing_criteria({"bfloat16": bf16}, "bfloat16", training=True, generation=False) is None
+    assert missing_criteria({"float16": bf16}, "float16", training=True, generation=False) is None
+    lacking = missing_criteria({"bfloat16": {"atol": 1e-2, "rtol": 1e-2}}, "bfloat16", training=True, generation=False)
+    assert lacking is not None and "loss and grad" in lacking
+
+
+def _training_plan(tmp_path: Path, bf16: str) -> Path:
+    text = (WORKLOADS / "tiny_classifier.toml").read_text(encoding="utf-8")
+    text = text.replace('module = "tiny_classifier.py"', f'module = "{WORKLOADS / "tiny_classifier.py"}"')
+    text = text.replace('dtypes = ["float32"]', 'dtypes = ["float32", "bfloat16"]')
+    text = text.replace("[timing]", f"{bf16}\n[timing]")
+    plan = tmp_path / "train.toml"
+    plan.write_text(text, encoding="utf-8")
+    return plan
+
+
+def test_a_bf16_training_plan_with_loss_and_grad_is_compatible(tmp_path: Path) -> None:
+    bf16 = "[tolerances.bfloat16]\natol = 1e-2\nrtol = 1.6e-2\nloss = { atol = 1e-2, rtol = 1e-2 }\ngrad = { atol = 1e-2, rtol = 5e-2 }\n"
+    result = CliRunner().invoke(main, ["plan-check", str(_training_plan(tmp_path, bf16)), "--target", "neuron"])
+    assert result.exit_code in (0, 3), result.output  # (the neuron target asks a training plan for a cache check)
+    assert "would be skipped" not in result.output and "BF16" not in result.output, result.output
+
+
+def test_a_bf16_training_plan_is_revised_with_loss_and_grad_not_a_task(tmp_path: Path) -> None:
+    bf16 = "[tolerances.bfloat16]\natol = 2e-2\nrtol = 2e-2\n"
+    out = tmp_path / "revised.toml"
+    plan = _training_plan(tmp_path, bf16)
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(out)])
+    assert result.exit_code == 3, result.output
+    assert "no declared BF16 loss and gradient tolerances" in result.output
+    revised = tomllib.loads(out.read_text(encoding="utf-8"))["tolerances"]["bfloat16"]
+    assert revised["atol"] == 2e-2 and revised["rtol"] == 2e-2  # the owner's, kept
+    assert "task" not in revised and set(revised) >= {"loss", "grad"} and revised["proposed"] is True
+    again = CliRunner().invoke(main, ["plan-check", str(out), "--target", "neuron"])
+    assert again.exit_code == 3, again.output  # only the proposal is left to agree
+    assert "proposed value(s) not yet agreed" in again.output and "declare loss and grad instead" not in again.output
+
+
+def test_an_fp16_only_plan_is_asked_for_fp32_first(tmp_path: Path) -> None:
+    text = (WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8")
+    text = text.replace('module = "tiny_encoder.py"', f'module = "{WORKLOADS / "tiny_encoder.py"}"')
+    text = text.replace('dtypes = ["float32"]', 'dtypes = ["float16"]')
+    text = text.replace("[tolerances.float32]", "[tolerances.float16]")
+    plan = tmp_path / "fp16.toml"
+    plan.write_text(text, encoding="utf-8")
+    out = tmp_path / "revised.toml"
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(out)])
+    assert "[REVISE] FP16 is planned without FP32 first" in result.output, result.output
+    assert tomllib.loads(out.read_text(encoding="utf-8"))["matrix"]["dtypes"] == ["float32", "float16"]
+
+
+def test_a_generation_plans_proposed_task_asks_every_step_to_agree(tmp_path: Path) -> None:
+    text = (WORKLOADS / "scenario_a.toml").read_text(encoding="utf-8")
+    steps = tomllib.loads(text)["generation"]["decode_steps"]
+    text = text.replace('module = "decoder_lm.py"', f'module = "{WORKLOADS / "decoder_lm.py"}"')
+    task = 'task = { metric = "greedy_steps_agreeing", op = ">=", threshold = 8 }\n'
+    assert text.count(task) == 1  # bfloat16's (float32's threshold differs)
+    text = text[: text.rindex(task)] + text[text.rindex(task) + len(task) :]
+    plan = tmp_path / "gen.toml"
+    plan.write_text(text, encoding="utf-8")
+    out = tmp_path / "revised.toml"
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(out)])
+    assert "no declared BF16 task criterion" in result.output, result.output
+    task = tomllib.loads(out.read_text(encoding="utf-8"))["tolerances"]["bfloat16"]["task"]
+    assert task == {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": steps + 1}
