@@ -86,3 +86,40 @@ def test_a_generation_plans_proposed_task_asks_every_step_to_agree(tmp_path: Pat
     assert "no declared BF16 task criterion" in result.output, result.output
     task = tomllib.loads(out.read_text(encoding="utf-8"))["tolerances"]["bfloat16"]["task"]
     assert task == {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": steps + 1}
+
+
+def _scenario_a(tmp_path: Path, extra: str) -> Path:
+    text = (WORKLOADS / "scenario_a.toml").read_text(encoding="utf-8")
+    text = text.replace('module = "decoder_lm.py"', f'module = "{WORKLOADS / "decoder_lm.py"}"') + extra
+    plan = tmp_path / "scenario_a.toml"
+    plan.write_text(text, encoding="utf-8")
+    return plan
+
+
+def test_a_generation_plans_revision_keeps_its_request_lengths(tmp_path: Path) -> None:
+    """Revising Scenario A for another reason (compile.dynamic) replaced its requests 96, 240, 480
+    and 600 by the buckets 128, 256 and 512, unsaid: the revised run would test no padding and no
+    refused request, and plan-check then called it compatible. The collector routes each request
+    to its bucket itself: the lengths stay as written."""
+    plan = _scenario_a(tmp_path, "\n[compile]\ndynamic = true\nfullgraph = true\n")
+    out = tmp_path / "revised.toml"
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(out)])
+    assert "compile.dynamic = true is not supported on neuron" in result.output, result.output
+    original, revised = (tomllib.loads(p.read_text(encoding="utf-8"))["matrix"] for p in (plan, out))
+    assert revised["shapes"] == original["shapes"] == [[1, 96], [1, 240], [1, 480], [1, 600]]
+    assert revised["cache_checks"] == original["cache_checks"]
+
+
+def test_a_generation_plans_compilations_count_its_decode_graph(tmp_path: Path) -> None:
+    """Its expected compilations were revised to one per bucket (3), where the plan-check's own
+    note counts one prefill graph per bucket and one decode graph (4)."""
+    text = (WORKLOADS / "scenario_a.toml").read_text(encoding="utf-8")
+    assert "expected_compilations" not in text
+    plan = _scenario_a(tmp_path, "")
+    plan.write_text(
+        plan.read_text(encoding="utf-8").replace("[workload]\n", "[workload]\nexpected_compilations = 2\n", 1)
+    )
+    out = tmp_path / "revised.toml"
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(out)])
+    assert "expects 2 compilation(s) for 3 prefill bucket(s) and one decode graph" in result.output, result.output
+    assert tomllib.loads(out.read_text(encoding="utf-8"))["workload"]["expected_compilations"] == 4

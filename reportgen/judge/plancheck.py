@@ -282,7 +282,9 @@ def check_buckets(ctx: Context) -> list[Finding]:
         padded = {l: b for l, b in inside.items() if l != b}
         policy = ctx.checked["padding"]["above_largest"]
         mapping = dict(padded) | {l: largest for l in above}
-        if mapping:
+        if mapping and "generation" not in ctx.checked:
+            # (A generation plan's lengths are requests, kept as written: the collector routes
+            # each to its bucket, and a request padded, or above the ladder, is what it tests.)
             _map_lengths(ctx, mapping)
         if "generation" in ctx.checked:
             # A generation plan's lengths are requests: the collector pads each to its bucket
@@ -354,20 +356,42 @@ def _policy_word(policy: str | None) -> str:
     return (policy or "").strip().split(" ", 1)[0].lower().rstrip(":,;.")
 
 
+def _generation_graphs(ctx: Context) -> int | None:
+    """A generation plan's graphs per dtype and layout: one prefill graph per bucket its requests
+    pad to (the largest too where a request above it is truncated to it), one decode graph (the
+    static KV cache); None for another plan or one without buckets."""
+    declared = list(ctx.checked.get("padding", {}).get("buckets", []))
+    if "generation" not in ctx.checked or not declared:
+        return None
+    lengths = ctx.lengths()
+    served = {b for l in lengths if (b := bucket_for(l, declared)) is not None}
+    if any(l > declared[-1] for l in lengths) and _policy_word(ctx.checked["padding"]["above_largest"]) == "truncate":
+        served.add(declared[-1])
+    return len(served) + 1
+
+
 def check_expected_compilations(ctx: Context) -> list[Finding]:
     expected = ctx.checked["workload"]["expected_compilations"]
     shapes = {(b, l) for b, l in ctx.revised["matrix"].get("shapes", [])}
-    if expected is None or not ctx.compiled or expected >= len(shapes):
+    graphs = _generation_graphs(ctx)
+    needed = len(shapes) if graphs is None else graphs
+    if expected is None or not ctx.compiled or expected >= needed:
         return []
-    ctx.revised["workload"]["expected_compilations"] = len(shapes)
+    ctx.revised["workload"]["expected_compilations"] = needed
+    if graphs is not None:
+        title = f"expects {expected} compilation(s) for {needed - 1} prefill bucket(s) and one decode graph"
+        first = f"Expect at least {needed} compilations per dtype and layout (one prefill graph per bucket served, one decode graph) and verify them with the compile and cache-check cells."
+    else:
+        title = f"expects {expected} compilation(s) for {len(shapes)} shapes"
+        first = f"Expect at least one compilation per shape ({len(shapes)} per dtype and layout) and verify it with the compile and cache-check cells."
     return [
         _finding(
             ctx,
             "recompile-per-shape",
             "revise",
-            f"expects {expected} compilation(s) for {len(shapes)} shapes",
+            title,
             "Compilation is just-in-time per input signature: one initial compilation cannot cover every length.",
-            f"Expect at least one compilation per shape ({len(shapes)} per dtype and layout) and verify it with the compile and cache-check cells.",
+            first,
         )
     ]
 
