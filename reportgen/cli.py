@@ -1344,7 +1344,10 @@ def plan_check(
             # here, so that a revised plan is not taken for a complete one.
             try:
                 again = plancheck.review_plan(write_revised, review.target, None)
-            except (PlanError, InspectionError):
+            except (PlanError, InspectionError) as exc:
+                # A revision the plan schema refuses is a fault of the revision: said, not kept quiet.
+                said = " ".join(str(exc).split())
+                echo(f"  the revised plan does not pass the plan schema, revise it by hand: {said}", err=True)
                 again = None
             left = [
                 f for f in (again.findings if again else []) if f.severity != "note" and f.id != "proposals-pending"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from collector.plan import missing_criteria
@@ -123,3 +124,29 @@ def test_a_generation_plans_compilations_count_its_decode_graph(tmp_path: Path) 
     result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(out)])
     assert "expects 2 compilation(s) for 3 prefill bucket(s) and one decode graph" in result.output, result.output
     assert tomllib.loads(out.read_text(encoding="utf-8"))["workload"]["expected_compilations"] == 4
+
+
+def test_a_revised_plan_the_schema_refuses_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The revision of a bf16 training plan (since fixed) was refused by the plan schema when read
+    back, and the command said only 'wrote r.toml': the check of the written file swallowed it."""
+    from collector.plan import PlanError
+    from reportgen.judge import plancheck
+
+    real = plancheck.review_plan
+    calls: list[Path] = []
+
+    def review(path: Path, *args: object, **kwargs: object) -> object:
+        calls.append(Path(path))
+        if len(calls) == 2:  # the written revision, read back
+            raise PlanError(f"{path}:12: tolerances.bfloat16.task: a training plan compares loss and gradients")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(plancheck, "review_plan", review)
+    plan = _scenario_a(tmp_path, "\n[compile]\ndynamic = true\n")
+    out = tmp_path / "revised.toml"
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(out)])
+    assert len(calls) == 2 and out.is_file(), result.output
+    assert (
+        f"  the revised plan does not pass the plan schema, revise it by hand: {out}:12: "
+        "tolerances.bfloat16.task: a training plan compares loss and gradients"
+    ) in result.stderr.splitlines()
