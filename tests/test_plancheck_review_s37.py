@@ -150,3 +150,20 @@ def test_a_revised_plan_the_schema_refuses_is_said(tmp_path: Path, monkeypatch: 
         f"  the revised plan does not pass the plan schema, revise it by hand: {out}:12: "
         "tolerances.bfloat16.task: a training plan compares loss and gradients"
     ) in result.stderr.splitlines()
+
+
+def test_training_criteria_that_cannot_fail_are_said_whatever_atol_and_rtol_say() -> None:
+    """Loss and grad tolerances of rtol 1 pass any output, but a tight atol/rtol beside them (which
+    no training cell is judged by) made the criteria 'able to fail': plan-check said compatible
+    and the report passed the cell."""
+    from reportgen.judge.criterion_power import cannot_fail
+
+    loose = {"atol": 1e-5, "rtol": 1e-4, "loss": {"atol": 0, "rtol": 1}, "grad": {"atol": 0, "rtol": 1}}
+    assert [why.split(" passes")[0] for why in cannot_fail("float32", loose)] == [
+        "tolerances.float32.loss.rtol = 1",
+        "tolerances.float32.grad.rtol = 1",
+    ]
+    tight_loss = {**loose, "loss": {"atol": 1e-6, "rtol": 1e-5}}
+    assert cannot_fail("float32", tight_loss) == []
+    inference = {"atol": 0, "rtol": 1}  # no loss and grad: atol and rtol are the criterion
+    assert cannot_fail("float32", inference) != []
