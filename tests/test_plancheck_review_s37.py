@@ -167,3 +167,23 @@ def test_training_criteria_that_cannot_fail_are_said_whatever_atol_and_rtol_say(
     assert cannot_fail("float32", tight_loss) == []
     inference = {"atol": 0, "rtol": 1}  # no loss and grad: atol and rtol are the criterion
     assert cannot_fail("float32", inference) != []
+
+
+def test_a_reference_less_precise_than_a_cell_is_revised(tmp_path: Path) -> None:
+    """A float64 plan (requires_float64) whose reference ran in float16 was 'Compatible, no
+    findings': every float64 cell would have been judged against float16 values."""
+    text = (WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8")
+    text = text.replace('module = "tiny_encoder.py"', f'module = "{WORKLOADS / "tiny_encoder.py"}"')
+    text = text.replace('dtypes = ["float32"]', 'dtypes = ["float32", "bfloat16"]')
+    assert '[reference]\ndtype = "float32"\n' in text
+    text = text.replace('[reference]\ndtype = "float32"\n', '[reference]\ndtype = "bfloat16"\n', 1)
+    text = text.replace(
+        "[timing]",
+        '[tolerances.bfloat16]\natol = 1e-2\nrtol = 1.6e-2\ntask = { metric = "min_cosine_to_reference", op = ">=", threshold = 0.99 }\n\n[timing]',
+    )
+    plan = tmp_path / "plan.toml"
+    plan.write_text(text, encoding="utf-8")
+    out = tmp_path / "revised.toml"
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "cpu", "--write-revised", str(out)])
+    assert "[REVISE] the reference computes in bfloat16, less precise than the planned float32 cells" in result.output
+    assert tomllib.loads(out.read_text(encoding="utf-8"))["reference"]["dtype"] == "float32"

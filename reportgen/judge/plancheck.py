@@ -418,6 +418,35 @@ def check_cache_check(ctx: Context) -> list[Finding]:
 LOW_PRECISION = {"bfloat16": "BF16", "float16": "FP16"}
 
 
+# Floating dtypes by the bits of their mantissa: the precision a reference in them keeps.
+MANTISSA_BITS = {"bfloat16": 8, "float16": 11, "float32": 24, "float64": 53}
+
+
+def check_reference_dtype(ctx: Context) -> list[Finding]:
+    """A reference that computes in a narrower dtype than a planned cell judges that cell against
+    values less precise than its own: its error then measures the reference's rounding."""
+    ref = ctx.checked["reference"]["dtype"]
+    dtypes = ctx.revised["matrix"].get("dtypes", ["float32"])
+    narrower = [d for d in dtypes if MANTISSA_BITS.get(d, 0) > MANTISSA_BITS.get(ref, 99)]
+    if not narrower:
+        return []
+    widest = max(narrower, key=MANTISSA_BITS.__getitem__)
+    ctx.revised.setdefault("reference", {})["dtype"] = widest
+    return [
+        Finding(
+            "reference-dtype",
+            "revise",
+            f"the reference computes in {ref}, less precise than the planned {listed(narrower)} cells",
+            f"Each {listed(narrower)} cell would be judged against {ref} values, so its error would measure the "
+            "reference's own rounding, not the backend's; a trusted reference is at least as precise as what it judges.",
+            f'Run the reference in {widest} ([reference] dtype = "{widest}").',
+            "Compare against a trusted reference",
+            "seed",
+            key="reference.dtype",
+        )
+    ]
+
+
 def check_dtypes(ctx: Context) -> list[Finding]:
     dtypes = list(ctx.revised["matrix"].get("dtypes", ["float32"]))
     findings = []
@@ -994,6 +1023,7 @@ CHECKS: list[Callable[[Context], list[Finding]]] = [
     check_expected_compilations,
     check_precision,
     check_dtypes,
+    check_reference_dtype,
     check_runnable,
     check_criteria_power,
     check_layout,
