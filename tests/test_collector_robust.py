@@ -1320,3 +1320,40 @@ def test_a_cell_that_warns_on_and_on_keeps_its_first_warnings(
         "more warnings in this cell, not kept"
     )
     assert events[-1].kind == "run_end" and events[-1].status == "complete"
+
+
+def test_a_plan_with_comparison_rules_records_a_shapes_failure_on_its_cells(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """With a [compare.outputs] rule, the check of the rules against the model before the run
+    called make_inputs and run_model unguarded: a workload failing at one shape ended the command
+    with a traceback and no run, where without the rule that shape's cells recorded the failure."""
+    plan = tmp_path / "faulty.toml"
+    plan.write_text(
+        FAULTY.read_text(encoding="utf-8").replace('module = "faulty.py"', f'module = "{FAULTY.parent / "faulty.py"}"')
+        + '\n[compare.outputs.y]\nregion = [":", "0:2"]\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("FAULTY", "inputs@2")
+    code = collector_main(
+        [
+            "--workload",
+            str(plan),
+            "--target",
+            "cpu",
+            "--out",
+            str(tmp_path / "runs"),
+            "--modes",
+            "eager",
+            "--cold",
+            "off",
+            "--warm",
+            "2",
+        ]
+    )
+    err = capfd.readouterr().err
+    _no_traceback(err)
+    assert code == 0, err[-2000:]
+    (log,) = (tmp_path / "runs").glob("*/events.jsonl")
+    results = {e.case: e.status for e in _events(log) if e.kind == "case_result"}
+    assert results == {"b1-l4-contiguous-float32-eager": "pass", "b2-l4-contiguous-float32-eager": "error"}
