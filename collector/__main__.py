@@ -136,6 +136,10 @@ def chosen_cells(plan: Any, args: argparse.Namespace) -> tuple[list[Any] | None,
         listing = f"python -m collector --workload {shlex.quote(str(args.workload))} --list"
         listing += f" --max-cells {args.max_cells}" if args.max_cells is not None else ""
         return None, f"{asked} matches none of the {len(plan.cells)} planned cells ({listing} shows them)"
+    profile = getattr(args, "profile", None)
+    if profile is not None and not select_cells(chosen, [profile], []):
+        # A typo here would cost a device run its traces, unsaid.
+        return None, f"--profile {profile!r} matches none of the {len(chosen)} chosen cells"
     # A cell whose dtype has no declared criteria is skipped (recorded as such); a run in which
     # every cell would be is refused, as plan-check refuses it, before any setup time.
     dtypes = dict.fromkeys(c.dtype for c in chosen)
@@ -156,11 +160,18 @@ def option_problem(args: argparse.Namespace) -> str | None:
         return f"--modes takes eager and/or compiled, not {unknown[:40]!r}"
     if args.warm is not None and not 1 <= args.warm <= MAX_WARM_REPETITIONS:
         return f"--warm takes a count from 1 to {MAX_WARM_REPETITIONS}, got {args.warm}"
+    out = getattr(args, "out", None)
+    here = Path(__file__).resolve().parent  # the collector's folder (provenance.COLLECTOR_DIR)
+    if out is not None and Path(os.path.abspath(out)).resolve().is_relative_to(here):
+        # Its runs would be hashed as the collector's own files (and make a git checkout dirty):
+        # two runs of the same code would read as two collectors.
+        return f"--out {out} is inside the collector's own folder ({here}); choose a folder outside it"
     return None
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     from collector.planschema import MAX_WARM_REPETITIONS
+    from collector.stability import MIN_SAMPLES
 
     parser = _Parser(
         prog="python -m collector [run]",
@@ -200,7 +211,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--warm",
         type=int,
         metavar="N",
-        help=f"warm repetitions, 1 to {MAX_WARM_REPETITIONS} (default: the plan's, else 30)",
+        help=f"warm repetitions, 1 to {MAX_WARM_REPETITIONS} (default: the plan's, else 30); below {MIN_SAMPLES} a warm "
+        "series is too short to classify as stable, so its timing decides nothing",
     )
     parser.add_argument(
         "--cold",

@@ -568,6 +568,14 @@ BAD_OPTIONS = [
     (["--warm", "x"], "argument --warm: invalid int value: 'x'"),
     (["--modes", "fast"], "--modes takes eager and/or compiled, not 'fast'"),
     (["--modes", ""], "--modes takes eager and/or compiled, not ''"),  # it had run every mode
+    # A review: a --profile that matched nothing ran with no trace, unsaid; an --out inside the
+    # collector's folder had its runs hashed as collector source (two runs of one code differed).
+    (["--profile", "nomatch*"], "--profile 'nomatch*' matches none of the 4 chosen cells"),
+    (["--profile", ""], "--profile '' matches none of the 4 chosen cells"),
+    (
+        ["--out", str(REPO / "collector" / "runs")],
+        f"--out {REPO / 'collector' / 'runs'} is inside the collector's own folder",
+    ),
 ]
 
 
