@@ -233,6 +233,20 @@ def test_neuron_log_channel_lines_per_cell_and_copied_into_the_run(standin: Stan
     assert len(warnings) == 2
 
 
+def test_a_named_log_files_earlier_lines_are_not_this_runs(standin: StandInNeuronx, tmp_path: Path) -> None:
+    """A review (against this stand-in, not on hardware): a TORCH_NEURONX_LOG_FILE that an earlier
+    run wrote had its lines copied into this run's logs/neuron.log and read as this run's
+    warnings. The run's part starts where the file ended when the backend began."""
+    backend = NeuronBackend(module=standin, device=torch.device("cpu"))
+    backend.log_file.write_text("[Neuron] [WARNING] Operator 'aten::old' fell back to CPU (an earlier run)\n")
+    backend = NeuronBackend(module=standin, device=torch.device("cpu"))  # begins after the earlier run's line
+    with open(backend.log_file, "a", encoding="utf-8") as log:
+        log.write("[Neuron] [WARNING] this run's own\n")
+    copied, warnings = backend.collect_log(tmp_path / "run")
+    assert warnings == ["[Neuron] [WARNING] this run's own"]
+    assert copied.read_text() == "[Neuron] [WARNING] this run's own\n"
+
+
 # --- the Neuron gate from data, and the profiler path, against the stand-in ----------------------
 
 

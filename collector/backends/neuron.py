@@ -162,6 +162,9 @@ class NeuronBackend(Backend):
         self.metrics = self._enable_metrics()
         self._cleared = False
         self._log_offset = self._log_size()
+        # Where this run's part of the log begins: a log file the user named (and an earlier run
+        # wrote) holds lines that are not this run's.
+        self._log_start = self._log_offset
 
     def _enable_metrics(self) -> Any:
         metrics = getattr(self.module, "metrics", None)
@@ -242,7 +245,10 @@ class NeuronBackend(Backend):
             return None
         target = run_dir / "logs" / "neuron.log"
         target.parent.mkdir(parents=True, exist_ok=True)
-        data = self.log_file.read_bytes()
+        with open(self.log_file, "rb") as handle:
+            # (From the start where the file is shorter now: the runtime began it again.)
+            handle.seek(self._log_start if os.fstat(handle.fileno()).st_size >= self._log_start else 0)
+            data = handle.read()
         target.write_bytes(data)
         return target, neuron_warnings(data.decode("utf-8", "replace"))
 
