@@ -293,6 +293,19 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
                 _cases(deselected),
             )
         )
+    plan = run.plan
+    if plan is not None and plan.matrix_cells is not None and plan.matrix_cells > len(plan.matrix):
+        # A cap cut the plan's matrix (--max-cells, [matrix] max_cells): the cells past it are
+        # untested as deselected ones are (a run of one cell of three read "Suitable").
+        reasons.append(
+            Reason(
+                "untested-cells",
+                "blocked",
+                f"{plan.matrix_cells - len(plan.matrix):,} of the plan's {plan.matrix_cells:,} cells are past its cap "
+                "([matrix] max_cells or --max-cells): not run, and untested.",
+                (),
+            )
+        )
     missed = [c for c in untested_cells if c.untested_reason == LAYOUT_NOT_ACHIEVED]
     if missed:
         fed = sorted({c.layout_fed or "another layout" for c in missed})
