@@ -1043,8 +1043,15 @@ def compare_runs(
     extra = ([_Context(r) for r in baseline_replicates], [_Context(r) for r in candidate_replicates])
 
     def side_of(role: str, first: JudgedSide, more: tuple[JudgedSide, ...]) -> Side:
+        runs = [r.run for r in (first, *more)]
         return replace(
             _side(role, first),
+            # A side is a synthetic fixture, or of synthetic weights, or incomplete, where any of
+            # its runs is: a fixture given as a second replicate went unsaid, its samples in the
+            # side's interval.
+            synthetic=any(run.synthetic for run in runs),
+            synthetic_weights=any(synthetic_weights(run) for run in runs),
+            complete=all(run.complete for run in runs),
             replicates=tuple(r.run.start.run_id for r in (first, *more)),
             # Any run of a side with mismatching cells awaiting a verdict stops its performance
             # acceptance: its timings are in the side's interval.
