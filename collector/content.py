@@ -74,6 +74,16 @@ def content_sha256(obj: Any) -> str:
     return digest.hexdigest()
 
 
+def model_tensors(model: torch.nn.Module) -> dict[str, Any]:
+    """What a model computes with: its state_dict, and the buffers it keeps out of it
+    (registered with persistent=False, under 'non-persistent:' and their name). The weights'
+    content hash is of the state_dict alone (what a weights file holds); a fresh process checks
+    it rebuilt this, since an unseeded non-persistent buffer is another model too."""
+    tensors = dict(model.state_dict())
+    tensors.update((f"non-persistent:{name}", buffer) for name, buffer in model.named_buffers() if name not in tensors)
+    return tensors
+
+
 def content_by_key(obj: dict[str, Any]) -> dict[str, str]:
     """One content sha256 per top-level key (each key's object hashed on its own)."""
     return {str(key): content_sha256(value) for key, value in obj.items()}

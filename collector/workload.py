@@ -615,24 +615,24 @@ def load_artifact(path: str | os.PathLike[str]) -> Any:
 def saved_model(workload: ModuleType, run_dir: str | Path, content: str = "") -> torch.nn.Module:
     """The model a fresh child process runs: the weights the main run saved in ``run_dir``, or,
     for a workload with a shipped ``weights_file``, what its build_model loads from that file.
-    ``content`` is the weights' content sha256 the run logged (collector/content.py; empty when
-    it is unknown): a model whose weights hash otherwise (the shipped file changed during the
+    ``content`` is the content sha256 of the model the run built, its weights and non-persistent
+    buffers (collector/content.py, model_tensors; empty when its weights' is unknown): a model that hashes otherwise (the shipped file changed during the
     run, or a build_model that builds another model in each process) stops this process with
     the reason, and its cells are checked in the collector's process instead."""
     model = build_model(workload)
     if not hasattr(workload, "weights_file"):
         model.load_state_dict(load_artifact(Path(run_dir) / "artifacts" / "weights.pt"))
     if content:
-        from collector.content import UNHASHABLE, content_sha256
+        from collector.content import UNHASHABLE, content_sha256, model_tensors
 
         try:
-            built = content_sha256(model.state_dict())
+            built = content_sha256(model_tensors(model))
         except UNHASHABLE as exc:  # the run hashed it: the same model cannot fail
             raise SystemExit(f"the weights this process built cannot be hashed ({exc}); it does not run its cells")
         if built != content:
             raise SystemExit(
-                f"the weights this process built (content sha256 {built[:12]}...) are not the run's "
-                f"({content[:12]}...): a shipped weights file changed since the run began, or build_model() "
-                "builds another model in each process; this process does not run its cells"
+                f"the model this process built (its weights and buffers, content sha256 {built[:12]}...) is not the "
+                f"run's ({content[:12]}...): a shipped weights file changed since the run began, or build_model() "
+                "builds another model in each process (an unseeded parameter or buffer); this process does not run its cells"
             )
     return model

@@ -729,6 +729,85 @@ def test_a_fresh_process_that_builds_other_weights_runs_nothing(
     torch.save({"0.weight": torch.full((4, 8), 0.25)}, folder / "weights.pt")
     warnings, results = run("fresh-process")
     for category in ("CellProcessEnded", "ColdStartFailed"):
-        assert "the weights this process built (content sha256 " in warnings[category], warnings
+        assert "the model this process built (its weights and buffers, content sha256 " in warnings[category], warnings
         assert "a shipped weights file changed since the run began" in warnings[category]
     assert results == [(COMPILED, "pass")]  # checked in the collector's process, on the run's weights
+
+
+BUFFERED = """
+import torch
+from torch import nn
+
+MODEL_REVISION = "MLP with an unseeded non-persistent buffer (synthetic test workload)"
+WEIGHTS_ORIGIN = "synthetic"
+TASK_METRIC = "max_abs_to_reference"
+
+
+class Shifted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(3)
+        self.linear = nn.Linear(8, 4)
+        # Kept out of the state_dict (and so out of the weights file and its hash), drawn unseeded.
+        self.register_buffer("shift", torch.randn(4, generator=torch.Generator().manual_seed(SEED)), persistent=False)
+
+    def forward(self, x):
+        return self.linear(x) + self.shift
+
+
+def build_model():
+    return Shifted().eval()
+
+
+def make_inputs(batch, length, layout):
+    return {"x": torch.randn(batch, length, 8, generator=torch.Generator().manual_seed(batch))}
+
+
+def run_model(model, inputs):
+    return {"y": model(inputs["x"])}
+
+
+def task_metric(outputs, reference, inputs):
+    return float((outputs["y"].double() - reference["y"].double()).abs().max())
+"""
+
+
+@pytest.mark.slow  # two runs of three fresh processes each: CI runs it
+def test_a_fresh_process_whose_non_persistent_buffer_differs_runs_nothing(tmp_path: Path) -> None:
+    """A review: a buffer registered with persistent=False is in no state_dict, so the fresh
+    process's weights check passed while it built another model (its buffer drawn again): the
+    compiled cell read 'mismatch', 32 of 32 elements, blamed on the backend. The check now holds
+    the non-persistent buffers too: such a process runs nothing, its cell is checked in the
+    collector's process, the reason logged."""
+    from tests.test_collector_robust import PlainBackend
+
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    (folder / "buffered.toml").write_text(
+        FAULTY.read_text(encoding="utf-8")
+        .replace('module = "faulty.py"', 'module = "buffered.py"')
+        .replace('name = "faulty"', 'name = "buffered"'),
+        encoding="utf-8",
+    )
+
+    def run(seed: str) -> tuple[dict[str, str], list[tuple[str, str]]]:
+        (folder / "buffered.py").write_text(BUFFERED.replace("SEED", seed), encoding="utf-8")
+        run_dir, code = execute(
+            load_plan(folder / "buffered.toml"),
+            PlainBackend(),
+            Options(target="cpu", out_dir=tmp_path / "runs", only=[COMPILED], warm_repetitions=2, cold="fresh-process"),
+        )
+        assert code == 0 and run_dir is not None
+        events = _events(run_dir)
+        warnings = {e.category: e.message for e in events if e.kind == "warning"}
+        return warnings, [(e.case, e.status) for e in events if e.kind == "case_result"]
+
+    # Drawn from the process's own id: each process builds another buffer.
+    warnings, results = run("__import__('os').getpid()")
+    for category in ("CellProcessEnded", "ColdStartFailed"):
+        assert "builds another model in each process (an unseeded parameter or buffer)" in warnings[category], warnings
+    assert results == [(COMPILED, "pass")]
+    # The same buffer in every process: the fresh processes run the cell.
+    warnings, results = run("5")
+    assert "CellProcessEnded" not in warnings and "ColdStartFailed" not in warnings, warnings
+    assert results == [(COMPILED, "pass")]

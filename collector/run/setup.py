@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from collector import __version__, lifeline, training, workload_reads
-from collector.content import RECIPE, UNHASHABLE, content_by_key, content_sha256
+from collector.content import RECIPE, UNHASHABLE, content_by_key, content_sha256, model_tensors
 from collector.environment import read_environment
 from collector.facts import scheduled_task
 from collector.eventlog import EventLog, utc_now
@@ -111,7 +111,10 @@ def write_plan(run: Run) -> None:
     run.model = build_model(run.workload, in_training)
     weights_path, size, digest = _record_weights(run)
     content = content_fields(run.model.state_dict())
-    run.weights_content = content.get("content_sha256", "")
+    # What a fresh process must build again: these weights and the buffers kept out of them.
+    run.weights_content = (
+        content_fields(model_tensors(run.model)).get("content_sha256", "") if "content_sha256" in content else ""
+    )
     plan = run.plan
     run.log.write(
         "plan",

@@ -144,7 +144,9 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
         "--imports-sha256", required=True, help="the local files it imports, as run_start hashed them (one digest)"
     )
     parser.add_argument(
-        "--weights-content", required=True, help="the weights' content sha256 the plan event logged ('' if unknown)"
+        "--weights-content",
+        required=True,
+        help="the content sha256 of the model the run built, weights and non-persistent buffers ('' if unknown)",
     )
 
 
@@ -228,7 +230,9 @@ class Run:
         # child.
         self.module_sha256 = ""
         self.imports_sha256 = ""
-        self.weights_content = ""  # the built model's content sha256, as the plan event logs it
+        self.weights_content = (
+            ""  # the built model's content sha256, its non-persistent buffers too (content.model_tensors)
+        )
         self.hashed_files: list[Path] = []  # the files run_start hashed
 
     def source_args(self) -> list[str]:
