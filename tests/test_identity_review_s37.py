@@ -44,3 +44,31 @@ def test_a_synthetic_fixture_given_as_a_further_replicate_is_named(tmp_path: Pat
     assert "**Synthetic fixture on the candidate, not a measurement: evidence of nothing" in text
     data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
     assert data["candidate"]["synthetic"] is True and data["baseline"]["synthetic"] is False
+
+
+def test_a_shipped_weights_file_of_other_bytes_is_named_beside_same_content() -> None:
+    """A shipped weights file that changed (a key the state_dict does not hold, or another format)
+    read only 'same weights by content': its two file hashes appeared on no surface."""
+    from reportgen.judge.identity import WeightsFacts, weights_identity
+
+    a = WeightsFacts("c" * 64, "9a7fb9" + "0" * 58, True, revision="tiny-mlp v1", origin="pretrained")
+    b = WeightsFacts("c" * 64, "90182e" + "0" * 58, True, revision="tiny-mlp v1", origin="pretrained")
+    same = weights_identity(a, b)
+    assert same.same and "the weights files differ in bytes (sha256 9a7fb9" in same.text and "90182e" in same.text
+    collector_saved = weights_identity(WeightsFacts("c" * 64, "1" * 64, False), WeightsFacts("c" * 64, "2" * 64, False))
+    assert collector_saved.same and "differ in bytes" not in collector_saved.text  # torch.save's own bytes differ
+
+
+def test_pretrained_weights_are_not_the_same_by_declaration() -> None:
+    """Without content hashes, two runs of differently loaded pretrained weights (the files'
+    bytes differing) read 'weights identified by declaration only ... whose weights the workload
+    builds from its seed', and compare counted the cell comparable."""
+    from reportgen.judge.identity import WeightsFacts, weights_identity
+
+    def facts(file: str, origin: str | None) -> WeightsFacts:
+        return WeightsFacts(None, file, False, "ContentHashError: a non-finite float", "tiny-mlp v1", origin=origin)
+
+    loaded = weights_identity(facts("1" * 64, "pretrained"), facts("2" * 64, "pretrained"))
+    assert not loaded.same and "pretrained (loaded, not built from a seed)" in loaded.text
+    seeded = weights_identity(facts("1" * 64, "synthetic"), facts("2" * 64, "synthetic"))
+    assert seeded.same and "builds from its seed" in seeded.text

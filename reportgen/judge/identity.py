@@ -190,10 +190,18 @@ def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = 
         )
     if a.content and b.content:
         if a.content == b.content:
+            # A shipped weights file of other bytes is named beside the verdict: another format or
+            # key order, or data the state_dict does not hold (a buffer the model keeps out of it).
+            files = (
+                f"; the weights files differ in bytes (sha256 {_short(a.file)} and {_short(b.file)}): another format, "
+                "or data the weights do not hold"
+                if (a.external or b.external) and a.file and b.file and a.file != b.file
+                else ""
+            )
             return Identity(
                 True,
                 CONTENT,
-                f"same weights by content (sha256 {_short(a.content)}, {a.recipe}){_origins(a, b, names)}",
+                f"same weights by content (sha256 {_short(a.content)}, {a.recipe}){files}{_origins(a, b, names)}",
             )
         return Identity(
             False,
@@ -240,6 +248,17 @@ def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = 
             DECLARED,
             f"weights not known to be the same: {lacking}, {files}, and the plans declare model revisions "
             f"{a.revision!r} and {b.revision!r}",
+        )
+    loaded = [role for role, facts in zip(names, (a, b)) if facts.origin == "pretrained"]
+    if loaded:
+        # Pretrained weights are loaded, not built from a seed: one model revision declares
+        # nothing of which checkpoint was loaded.
+        return Identity(
+            False,
+            DECLARED,
+            f"weights not known to be the same: {lacking}, {files}, and the {' and '.join(loaded)} "
+            "weights are pretrained (loaded, not built from a seed), so the "
+            f"model revision {a.revision!r} both plans declare does not tell them the same",
         )
     return Identity(
         True,
