@@ -72,3 +72,16 @@ def test_pretrained_weights_are_not_the_same_by_declaration() -> None:
     assert not loaded.same and "pretrained (loaded, not built from a seed)" in loaded.text
     seeded = weights_identity(facts("1" * 64, "synthetic"), facts("2" * 64, "synthetic"))
     assert seeded.same and "builds from its seed" in seeded.text
+
+
+def test_the_latest_run_per_target_tags_synthetic_weights(sample_site: Path) -> None:
+    """The workload history's 'Latest run per target' line tagged a synthetic fixture but not a
+    run of synthetic weights (measured, of no trained model), which every other surface names."""
+    (page,) = sample_site.glob("workloads/scenario-a-text-service*/index.html")
+    latest = page.read_text(encoding="utf-8").split('<p class="latest-per-target">', 1)[1].split("</p>", 1)[0]
+    assert '<span class="tag">synthetic weights</span>' in latest
+    (minilm,) = sample_site.glob("workloads/all-MiniLM-L6-v2*/index.html")  # pretrained weights
+    assert (
+        "synthetic weights"
+        not in minilm.read_text(encoding="utf-8").split('<p class="latest-per-target">', 1)[1].split("</p>", 1)[0]
+    )
