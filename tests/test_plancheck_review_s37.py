@@ -187,3 +187,25 @@ def test_a_reference_less_precise_than_a_cell_is_revised(tmp_path: Path) -> None
     result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "cpu", "--write-revised", str(out)])
     assert "[REVISE] the reference computes in bfloat16, less precise than the planned float32 cells" in result.output
     assert tomllib.loads(out.read_text(encoding="utf-8"))["reference"]["dtype"] == "float32"
+
+
+def test_dynamic_shapes_on_a_target_without_them_ask_for_a_ladder(tmp_path: Path) -> None:
+    """compile.dynamic = true says the owner expects lengths to vary; on neuron the revision set
+    it false and then called the plan compatible with three unpadded lengths, each a compile of
+    its own, with no ladder proposed. Where the target takes dynamic shapes (cuda), none is asked."""
+    text = (WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8")
+    text = text.replace('module = "tiny_encoder.py"', f'module = "{WORKLOADS / "tiny_encoder.py"}"')
+    padding = text[text.index("[padding]") : text.index("[reference]")]
+    text = text.replace(padding, "").replace(
+        "shapes = [[1, 16], [1, 32], [2, 16]]", "shapes = [[1, 10], [1, 30], [2, 10]]"
+    )
+    text = (
+        text.replace("cache_checks = [[1, 16]]", "cache_checks = [[1, 10]]")
+        + "\n[compile]\ndynamic = true\nfullgraph = true\n"
+    )
+    plan = tmp_path / "plan.toml"
+    plan.write_text(text, encoding="utf-8")
+    neuron = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron"])
+    assert "[REVISE] request lengths are not padded to a fixed set of buckets" in neuron.output, neuron.output
+    cuda = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "cuda"])
+    assert "not padded" not in cuda.output, cuda.output

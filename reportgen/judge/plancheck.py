@@ -234,11 +234,19 @@ def check_precision(ctx: Context) -> list[Finding]:
 
 def _variable_lengths(ctx: Context) -> bool:
     """Lengths come from variable requests (rather than fixed problem sizes) when the plan pads
-    them, says so, or expects fewer compilations than it has shapes."""
+    them, says so, asks torch.compile for dynamic shapes (its owner expects lengths to vary), or
+    expects fewer compilations than it has shapes."""
     workload = ctx.checked["workload"]
     shapes = {tuple(s) for s in ctx.checked["matrix"]["shapes"]}
     expected = workload["expected_compilations"]
-    return "padding" in ctx.checked or workload["variable_lengths"] or (expected is not None and expected < len(shapes))
+    # (Where the target takes dynamic shapes, one graph may serve every length: no ladder asked.)
+    dynamic = bool((ctx.checked.get("compile") or {}).get("dynamic")) and not _allowed(ctx, "compile.dynamic", True)
+    return (
+        "padding" in ctx.checked
+        or workload["variable_lengths"]
+        or dynamic
+        or (expected is not None and expected < len(shapes))
+    )
 
 
 def _map_lengths(ctx: Context, mapping: dict[int, int]) -> None:
@@ -792,6 +800,11 @@ def check_integer_ranges(ctx: Context) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _allowed(ctx: Context, key: str, value: Any) -> bool:
+    """Whether the target's plan rules (constraint data) allow ``value`` at ``key``."""
+    return all(value in rule["allowed"] for c in ctx.docs.constraints for rule in c.plan_rule if rule["key"] == key)
 
 
 def check_compile_options(ctx: Context) -> list[Finding]:
