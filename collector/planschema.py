@@ -35,6 +35,14 @@ TARGETS = tuple(sorted(descriptors.target_names()))
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 INPUT_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "bool", "float32", "bfloat16", "float16", "float64")
 INTEGER_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
+# The values each integer dtype holds: a declared value_range past them contradicts the dtype.
+INTEGER_LIMITS = {
+    "int64": (-(2**63), 2**63 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "int8": (-(2**7), 2**7 - 1),
+    "uint8": (0, 2**8 - 1),
+}
 NONCONTIGUOUS_HOW = ("slice", "transpose", "channels_last", "other")
 # A plan error names the key in at most KEY_CHARS characters and says what it found in at most
 # MESSAGE_CHARS (a key or a value echoed whole, 100,000 characters of it, is cut).
@@ -1069,6 +1077,14 @@ def _inputs_layout(c: Checker, plan: dict[str, Any]) -> None:
                 f"{where}.value_range",
                 f"only for integer inputs ({', '.join(INTEGER_DTYPES)}), this one is {spec['dtype']}",
             )
+        if spec["value_range"] is not None:
+            low, high = INTEGER_LIMITS[spec["dtype"]]
+            if spec["value_range"][0] < low or spec["value_range"][1] > high:
+                raise c.fail(
+                    f"{where}.value_range",
+                    f"{spec['value_range']} does not fit {spec['dtype']} ({low} to {high}): declare the range its values "
+                    "have, or the dtype that holds them",
+                )
 
 
 @_cross

@@ -209,3 +209,17 @@ def test_dynamic_shapes_on_a_target_without_them_ask_for_a_ladder(tmp_path: Path
     assert "[REVISE] request lengths are not padded to a fixed set of buckets" in neuron.output, neuron.output
     cuda = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "cuda"])
     assert "not padded" not in cuda.output, cuda.output
+
+
+def test_a_value_range_the_dtype_cannot_hold_is_a_plan_error(tmp_path: Path) -> None:
+    """An int32 input declared [-5000000000, 10] and an int8 one [0, 1000] drew no finding: the
+    range contradicts the dtype, so the plan's own facts cannot both be true."""
+    text = (WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8")
+    text = text.replace('module = "tiny_encoder.py"', f'module = "{WORKLOADS / "tiny_encoder.py"}"')
+    text += '\n[inputs.offsets]\ndtype = "int8"\nlayout = "contiguous"\nvalue_range = [0, 1000]\n'
+    plan = tmp_path / "plan.toml"
+    plan.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "cpu"])
+    assert result.exit_code == 1, result.output
+    line = len(text.splitlines())
+    assert f"{plan}:{line}: inputs.offsets.value_range: [0, 1000] does not fit int8 (-128 to 127)" in result.output
