@@ -81,10 +81,15 @@ records; it never judges. Judgement lives in ``reportgen``.
 # timing of a loop whose calls wrote into the inputs they reuse, records an eager cell's
 # operators without the ones its input check dispatches, ends the processes the workload left in
 # the background (and their children) and exits past a thread the workload left running; 0.26.0
-# errs a generation shape whose make_inputs returns input_ids of another batch; change it
+# errs a generation shape whose make_inputs returns input_ids of another batch; 0.27.0 records
+# what workload code raises that is no Exception (asyncio.CancelledError) as its cell's failure,
+# keeps a cell's first 200 warnings, checks a fresh process built the run's non-persistent
+# buffers too, runs a bf16 or fp16 training plan on its loss and grad tolerances, refuses a
+# --profile that matches no chosen cell, an --out inside its own folder and a value_range its
+# input's dtype cannot hold, and checks comparison rules on the shapes that run; change it
 # with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.26.0"
+__version__ = "0.27.0"
 
 import sys
 
