@@ -1314,6 +1314,7 @@ def test_a_cells_failure_that_is_no_plain_exception_stays_that_cells(
     assert events[-1].kind == "run_end" and events[-1].status == "complete"
 
 
+@pytest.mark.filterwarnings("ignore:injected warning")  # (its later calls warn outside the cell's capture)
 def test_a_cell_that_warns_on_and_on_keeps_its_first_warnings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
