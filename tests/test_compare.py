@@ -416,7 +416,7 @@ def test_flagged_cells_are_left_out_of_the_geomean(tmp_path: Path) -> None:
     comparison = gather(base, cand)
     flags = {c.case: c.timing.flags for c in comparison.cells if c.timing and c.timing.flags}
     assert flags == {
-        fell: ("CPU fallback on the candidate",),
+        fell: ("includes CPU fallback on the candidate",),
         limited: ("recompile limit hit on the candidate",),
         scoped: ("different timing scope",),
     }

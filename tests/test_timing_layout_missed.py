@@ -119,7 +119,7 @@ def test_the_trend_names_the_warm_point_fed_another_layout(tmp_path: Path) -> No
     logs = [_run(tmp_path, "one", 1), _run(tmp_path, "two", 2, missed=(case,))]
     frame = history_frame([summarize(judge_log(log)) for log in logs])
     caveats = {(r.run_id, r.case): r.caveats for r in frame.itertuples()}
-    assert "warm call fed another layout than the cell's" in caveats[("synthetic-two", case)]
+    assert "warm loop fed another layout than the cell's" in caveats[("synthetic-two", case)]
     assert "another layout" not in caveats[("synthetic-one", case)]
 
 

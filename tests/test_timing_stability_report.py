@@ -395,7 +395,7 @@ def test_the_run_pages_charts_say_which_warm_figure_decides_nothing(tmp_path: Pa
     )
     assert (
         medians[eager["case"]].hollow
-        and "really eager: recompile limit hit: decides nothing" in medians[eager["case"]].title
+        and "recompile limit hit: decides nothing" in medians[eager["case"]].title
     )
     assert {case for case, p in medians.items() if p.hollow} == {bimodal["case"], eager["case"]}
     assert "decides nothing" in warm.caption and "decides nothing" in both.caption

@@ -92,6 +92,9 @@ from reportgen.judge.intervals import (
     speed_words,
 )
 from reportgen.judge.timing_stability import (
+    figure_caveats,
+    layout_caveat,
+    sided_caveats,
     FLAG as STABILITY_FLAG,
     GENERATION_SERIES,
     TOTALS,
@@ -940,18 +943,16 @@ def _timing_flags(
     scopes = (base.scope, cand.scope) if scopes is None else scopes
     unsteady = (base.timing_flag, cand.timing_flag) if unsteady is None else unsteady
     flags = []
-    if base.fallback or cand.fallback:
-        flags.append(
-            "CPU fallback on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.fallback)
+    caveats = (
+        (
+            role,
+            figure_caveats(
+                bool(s.fallback), s.recompile_limit, ["warm"] if explicit is None and "warm" in s.layout_missed else ()
+            ),
         )
-    if base.recompile_limit or cand.recompile_limit:
-        flags.append(
-            "recompile limit hit on the "
-            + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.recompile_limit)
-        )
-    missed = [r for r, s in (("baseline", base), ("candidate", cand)) if "warm" in s.layout_missed]
-    if explicit is None and missed:
-        flags.append(f"{LAYOUT_MISSED} on the {' and '.join(missed)}")
+        for role, s in (("baseline", base), ("candidate", cand))
+    )
+    flags += [f"{caveat} on the {' and '.join(sides)}" for caveat, sides in sided_caveats(caveats)]
     if scopes[0] != scopes[1]:
         flags.append("different timing scope")
     elif explicit is None and (flag := timed_flag(timed_words(base.timed), timed_words(cand.timed), SIDES)):
@@ -1453,7 +1454,7 @@ def _generation_timings(
     return out
 
 
-LAYOUT_MISSED = "warm loop fed another layout than the cell's"
+LAYOUT_MISSED = layout_caveat("warm")
 
 
 def replicate_caveats(runs: Iterable[tuple[str, bool, bool, bool]]) -> list[tuple[str, list[str]]]:
@@ -1463,12 +1464,9 @@ def replicate_caveats(runs: Iterable[tuple[str, bool, bool, bool]]) -> list[tupl
     each further run. Their samples are in the side's interval, so each qualifies the ratio as
     in the side's first run; `reportgen compare` and `reportgen diff` both ask this."""
     found = list(runs)
-    caveats = [
-        ("CPU fallback", [run for run, fell, _, _ in found if fell]),
-        ("recompile limit hit", [run for run, _, limit, _ in found if limit]),
-        (LAYOUT_MISSED, [run for run, _, _, missed in found if missed]),
-    ]
-    return [(what, ids) for what, ids in caveats if ids]
+    return sided_caveats(
+        (run, figure_caveats(fell, limit, ["warm"] if missed else ())) for run, fell, limit, missed in found
+    )
 
 
 def replicate_statuses(sides: Iterable[tuple[str, Sequence[tuple[str, str | None]]]]) -> str | None:

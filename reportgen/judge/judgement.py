@@ -35,6 +35,7 @@ from reportgen.judge.disposition import (
 from reportgen.judge.localization import Localized, judge_localization_of, not_localized
 from reportgen.judge.nextstep import annotate_command, Words, finding, next_step
 from reportgen.judge.timing_stability import (
+    figure_caveats,
     FLAG,
     STABLE,
     UNCLASSIFIED,
@@ -154,6 +155,9 @@ class Judgement:
     # Per timed cell whose warm figure decides nothing, why, in the timing table's words (the
     # stability verdict, CPU fallback, a compiled cell that ran eager): the charts say it on hover.
     figure_flags: dict[str, str] = field(default_factory=dict)
+    # Per passing timed cell whose figures carry a caveat whatever their stability (CPU fallback, a
+    # hit recompile limit, a timed call fed another layout), its caveats (timing_stability.figure_caveats).
+    timing_caveats: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # The host around the warm loops (judge.changes.loop_host_facts): threads, CPUs, load average
     # and accelerator readings, (label, value) in the record's order; () when none was recorded.
     loop_host: tuple[tuple[str, str], ...] = ()
@@ -215,6 +219,7 @@ def judge(
         undecided_why=undecided_why(sum(j.unstable for j in undecided), len(undecided)) if undecided else "",
         generation_why=undecided_why(sum(u for _, _, u in series), len(series)) if series else "",
         figure_flags=figure_flags(undecided, flagged_cells),
+        timing_caveats=timing_caveats(run),
         loop_host=tuple(loop_host_facts(run).items()) if timed or series_total else (),
     )
 
@@ -225,11 +230,20 @@ def figure_flags(undecided: tuple[CellStability, ...], flagged_cells: tuple[Cell
     found = {j.case: [FLAG if j.unstable else UNCLASSIFIED_FLAG] for j in undecided}
     for c in flagged_cells:
         if c.warm_median_s is not None and (c.fallback_items or c.eager_after_recompile_limit):
-            found.setdefault(c.case, []).extend(
-                (["includes CPU fallback"] if c.fallback_items else [])
-                + (["really eager: recompile limit hit"] if c.eager_after_recompile_limit else [])
-            )
+            found.setdefault(c.case, []).extend(figure_caveats(bool(c.fallback_items), c.eager_after_recompile_limit))
     return {case: "; ".join(words) for case, words in found.items()}
+
+
+def timing_caveats(run: RunModel) -> dict[str, tuple[str, ...]]:
+    """Per passing timed cell whose figures carry a caveat (CPU fallback, a hit recompile limit, a
+    timed call fed another layout), the caveats, as the timing table shows them beside its flag."""
+    return {
+        c.case: tuple(figure_caveats(bool(c.fallback_items), c.eager_after_recompile_limit, c.timing_layout_missed))
+        for c in run.cells
+        if (c.fallback_items or c.eager_after_recompile_limit or c.timing_layout_missed)
+        and c.status == "pass"
+        and (c.cold_s is not None or c.warm_median_s is not None)
+    }
 
 
 def problem_cells(run: RunModel) -> tuple[CellRecord, ...]:

@@ -60,6 +60,40 @@ UNSTEADY = (FLAG, UNCLASSIFIED_FLAG)  # the flags (and their prefixes) of a seri
 # The one rule whose name (as the log and collector/stability.py keep it) is not a plain word;
 # render/labels.py takes its words from here.
 RULE_WORDS = {"min_median": "fastest sample far below the median", "contention": "threads waited for a CPU"}
+
+# Why a cell's timed figure is not its own performance on its own, whatever its stability: the
+# words every surface gives them (the report's timing table and charts, the site's trends, diff
+# and compare), from figure_caveats.
+FALLBACK_CAVEAT = "includes CPU fallback"
+LIMIT_CAVEAT = "recompile limit hit"  # the compiled cell may have run eager
+
+
+def layout_caveat(call: str) -> str:
+    """A timed call ('warm': its loop; 'cold') fed another layout than its cell's."""
+    return f"{call} {'loop' if call == 'warm' else 'call'} fed another layout than the cell's"
+
+
+def figure_caveats(fell_back: bool, limit_hit: bool, missed: Iterable[str] = ()) -> list[str]:
+    """The caveats of one cell's timed figure, in order: CPU fallback, a hit recompile limit, each
+    timed call (``missed``: 'warm', 'cold') fed another layout than the cell's."""
+    return [
+        *([FALLBACK_CAVEAT] if fell_back else []),
+        *([LIMIT_CAVEAT] if limit_hit else []),
+        *(layout_caveat(call) for call in missed),
+    ]
+
+
+def sided_caveats(sides: Iterable[tuple[str, Sequence[str]]]) -> list[tuple[str, list[str]]]:
+    """Each caveat of some side's figure (``sides``: (side, its figure_caveats)), in order, with
+    the sides it holds on: what a ratio of the sides' figures carries."""
+    found: dict[str, list[str]] = {}
+    for side, caveats in sides:
+        for caveat in caveats:
+            found.setdefault(caveat, []).append(side)
+    order = {caveat: i for i, caveat in enumerate((FALLBACK_CAVEAT, LIMIT_CAVEAT))}
+    return sorted(found.items(), key=lambda item: order.get(item[0], len(order)))
+
+
 # (seconds the threads waited for a CPU, seconds the loop took) over a warm loop, as a run model
 # or a site summary keeps it (a tuple, or a list from a site state); None where not recorded.
 Waited = Sequence[float] | None

@@ -38,7 +38,6 @@ from reportgen.judge.comparison import (
     TimingStop,
     no_generation_timing,
     nothing_judged,
-    LAYOUT_MISSED,
     replicate_caveats,
     replicate_timed,
     replicate_statuses,
@@ -87,6 +86,8 @@ from reportgen.judge.intervals import (
     speed_words,
 )
 from reportgen.judge.timing_stability import (
+    figure_caveats,
+    sided_caveats,
     FLAG as STABILITY_FLAG,
     GENERATION_SERIES,
     TOTALS,
@@ -274,15 +275,18 @@ def timing_flags(
         recordable = ([wait_recordable(before.schema_version)], [wait_recordable(after.schema_version)])
     if flag := wait_flag(*waits, ("before", "after"), recordable):
         flags.append(flag)
-    hit = [which for which, cell in zip(labels, (old, new)) if cell.recompile_limit]
-    if hit:  # as `reportgen compare` flags it: the compiled cell may have run eager
-        flags.append(f"recompile limit hit ({' and '.join(hit)})")
-    fell = [which for which, cell in zip(labels, (old, new)) if cell.cpu_fallback]
-    if fell:
-        flags.append(f"includes CPU fallback ({' and '.join(fell)})")
-    missed = [which for which, cell in zip(labels, (old, new)) if "warm" in cell.layout_missed]
-    if missed and not series:  # the figure is of other inputs than the cell's (the run's report flags it)
-        flags.append(f"{LAYOUT_MISSED} ({' and '.join(missed)})")
+    # As `reportgen compare` flags them (a hit recompile limit: the compiled cell may have run
+    # eager; another layout: the warm figure is of other inputs than the cell's).
+    caveats = (
+        (
+            which,
+            figure_caveats(
+                cell.cpu_fallback, cell.recompile_limit, ["warm"] if "warm" in cell.layout_missed and not series else ()
+            ),
+        )
+        for which, cell in zip(labels, (old, new))
+    )
+    flags += [f"{caveat} ({' and '.join(sides)})" for caveat, sides in sided_caveats(caveats)]
     for which, cell in zip(labels, (old, new)):
         flag = (
             series_flag(
@@ -339,8 +343,7 @@ def _replicates_flags(case: str, more: Sequence[RunSummary], which: str) -> list
         for r in more
         if (cell := r.cells.get(case)) is not None
     ]
-    words = {"CPU fallback": "includes CPU fallback"}
-    return [f"{words.get(what, what)} ({which} replicate {', '.join(ids)})" for what, ids in replicate_caveats(runs)]
+    return [f"{what} ({which} replicate {', '.join(ids)})" for what, ids in replicate_caveats(runs)]
 
 
 def _first_label(role: str, side: Sequence[RunSummary]) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.timing_stability import (
+    figure_caveats,
     SERIES_COLUMN,
     TOTALS,
     generation_before,
@@ -241,12 +242,9 @@ def _caveats(summary: RunSummary, cell: CellSummary, figure: float | None, call:
         flags.append("synthetic fixture, not a measurement")
     if summary.performance_stopped:
         flags.append("performance acceptance stopped in this run")
-    if cell.cpu_fallback:
-        flags.append("includes CPU fallback")
-    if cell.recompile_limit:
-        flags.append("recompile limit hit")
-    if call and call in cell.layout_missed:
-        flags.append(f"{call} call fed another layout than the cell's")
+    flags += figure_caveats(
+        cell.cpu_fallback, cell.recompile_limit, [call] if call and call in cell.layout_missed else ()
+    )
     return "; ".join(flags)
 
 

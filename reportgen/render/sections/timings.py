@@ -85,14 +85,13 @@ def _stability_flag(cell: CellRecord, flags: dict[str, str]) -> list[str]:
     return [text] if text else []
 
 
-def timing_views(run: RunModel, timing_flags: dict[str, str]) -> list[TimingView]:
-    """The first DETAIL_CAP timed cells, each with the judge's stability flag (``timing_flags``)."""
+def timing_views(run: RunModel, timing_flags: dict[str, str], caveats: dict[str, tuple[str, ...]]) -> list[TimingView]:
+    """The first DETAIL_CAP timed cells, each with the judge's stability flag (``timing_flags``)
+    and the caveats of its figures (``caveats``: Judgement.timing_caveats)."""
     rows = []
     for c in first_cells(run, lambda c: c.status == "pass" and (c.cold_s is not None or c.warm_median_s is not None)):
         cold, w = c.cold, c.warm
-        flags = _stability_flag(c, timing_flags)
-        flags += ["really eager: recompile limit hit"] if c.eager_after_recompile_limit else []
-        flags += [f"{call} call: layout not achieved" for call in c.timing_layout_missed]
+        flags = [*_stability_flag(c, timing_flags), *caveats.get(c.case, ())]
         rows.append(
             TimingView(
                 case=c.case,
@@ -106,7 +105,7 @@ def timing_views(run: RunModel, timing_flags: dict[str, str]) -> list[TimingView
                 warm_p90=fmt_time(w.p90_s if w else None),
                 warm_iqr=fmt_time(w.iqr_s if w else None),
                 samples=len(w.samples_s) if w else 0,
-                flagged="; ".join(flags + (["includes CPU fallback"] if c.fallback_items else [])),
+                flagged="; ".join(flags),
                 cold_check=_cold_check(cold),
                 restart=_restart(c),
                 peak_memory=peak_memory_text(c),
