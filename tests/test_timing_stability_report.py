@@ -393,10 +393,7 @@ def test_the_run_pages_charts_say_which_warm_figure_decides_nothing(tmp_path: Pa
     assert medians[bimodal["case"]].hollow and medians[bimodal["case"]].title.endswith(
         "; unstable timing: decides nothing"
     )
-    assert (
-        medians[eager["case"]].hollow
-        and "recompile limit hit: decides nothing" in medians[eager["case"]].title
-    )
+    assert medians[eager["case"]].hollow and "recompile limit hit: decides nothing" in medians[eager["case"]].title
     assert {case for case, p in medians.items() if p.hollow} == {bimodal["case"], eager["case"]}
     assert "decides nothing" in warm.caption and "decides nothing" in both.caption
     bars = {b.title.split(":")[0]: b.title for s in both.chart.series if s.name == "warm median" for b in s.bars}
