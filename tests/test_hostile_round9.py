@@ -37,7 +37,8 @@ def test_campaign_submit_with_a_name_too_long_is_one_line(
         text = text.replace('plan = "/plans/tiny_encoder.toml"', 'plan = "collector/workloads/tiny_encoder.toml"')
         text = text.replace(f'collector_root = "{tmp_path}"', f'collector_root = "/tmp/{LONG}"')
     path.write_text(text, encoding="utf-8")
-    assert campaign_main(["submit", str(path), "--scheduler", "slurm", "--dry-run"]) == 2
+    out = tmp_path / "out"  # (never the working folder: a submit that went on would write there)
+    assert campaign_main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and err.startswith("campaign: ") and "File name too long" in err, err
 
