@@ -137,9 +137,13 @@ def chosen_cells(plan: Any, args: argparse.Namespace) -> tuple[list[Any] | None,
         listing += f" --max-cells {args.max_cells}" if args.max_cells is not None else ""
         return None, f"{asked} matches none of the {len(plan.cells)} planned cells ({listing} shows them)"
     profile = getattr(args, "profile", None)
-    if profile is not None and not select_cells(chosen, [profile], []):
+    profiled = [c for c in chosen if not c.repeat_of]  # a cache-check repeat is never profiled
+    if profile is not None and not select_cells(profiled, [profile], []):
         # A typo here would cost a device run its traces, unsaid.
-        return None, f"--profile {profile!r} matches none of the {len(chosen)} chosen cells"
+        return (
+            None,
+            f"--profile {profile!r} matches none of the {len(profiled)} chosen cells that are profiled (cache-check repeats are not)",
+        )
     # A cell whose dtype has no declared criteria is skipped (recorded as such); a run in which
     # every cell would be is refused, as plan-check refuses it, before any setup time.
     dtypes = dict.fromkeys(c.dtype for c in chosen)
@@ -161,12 +165,20 @@ def option_problem(args: argparse.Namespace) -> str | None:
     if args.warm is not None and not 1 <= args.warm <= MAX_WARM_REPETITIONS:
         return f"--warm takes a count from 1 to {MAX_WARM_REPETITIONS}, got {args.warm}"
     out = getattr(args, "out", None)
-    here = Path(__file__).resolve().parent  # the collector's folder (provenance.COLLECTOR_DIR)
-    if out is not None and Path(os.path.abspath(out)).resolve().is_relative_to(here):
+    if out is not None and inside_collector(out):
         # Its runs would be hashed as the collector's own files (and make a git checkout dirty):
         # two runs of the same code would read as two collectors.
-        return f"--out {out} is inside the collector's own folder ({here}); choose a folder outside it"
+        return f"--out {out} is inside the collector's own folder ({Path(__file__).resolve().parent}); choose a folder outside it"
     return None
+
+
+def inside_collector(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` (its links followed) lies in the collector's own folder; False where it
+    cannot be resolved (a link loop, a name too long: the checks of the folder say why)."""
+    try:
+        return Path(os.path.abspath(path)).resolve().is_relative_to(Path(__file__).resolve().parent)
+    except (OSError, RuntimeError):
+        return False
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -451,6 +463,13 @@ def _cell_count(plan: Any, args: argparse.Namespace) -> str:
 
 def _out_problem(out: Path) -> str | None:
     """Why the run folder cannot be made under ``out`` (None: it can)."""
+    try:
+        return _folder_problem(out)
+    except OSError as exc:  # a name longer than the file system allows (Path.exists raises on 3.11)
+        return f"{exc.filename or out}: {exc.strerror or exc}"
+
+
+def _folder_problem(out: Path) -> str | None:
     existing = out
     while not existing.exists():
         if existing.is_symlink():

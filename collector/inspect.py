@@ -100,11 +100,23 @@ def main(argv: list[str]) -> int:
         return 2
     # The workload's name is the plan's text: only a plain file name is made of it, here.
     out = args.out or Path(file_stem(plan.name) + ".inspection.jsonl")
-    if out.exists() or out.is_symlink():
-        print(f"collector inspect: --out {out} exists; give a new file name (nothing was written)", file=sys.stderr)
+    from collector.__main__ import inside_collector
+
+    try:
+        if out.exists() or out.is_symlink():
+            print(f"collector inspect: --out {out} exists; give a new file name (nothing was written)", file=sys.stderr)
+            return 2
+        if not out.parent.is_dir():
+            print(f"collector inspect: --out {out}: the folder {out.parent} does not exist", file=sys.stderr)
+            return 2
+    except OSError as exc:  # a name longer than the file system allows (Path.exists raises on 3.11)
+        print(f"collector inspect: --out {out}: {exc.strerror or exc} (nothing was written)", file=sys.stderr)
         return 2
-    if not out.parent.is_dir():
-        print(f"collector inspect: --out {out}: the folder {out.parent} does not exist", file=sys.stderr)
+    if inside_collector(out):  # a run would hash it as one of the collector's own files
+        print(
+            f"collector inspect: --out {out} is inside the collector's own folder; choose a file outside it",
+            file=sys.stderr,
+        )
         return 2
     from collector.workload import WorkloadError as LoadError
 

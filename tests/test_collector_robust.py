@@ -570,8 +570,9 @@ BAD_OPTIONS = [
     (["--modes", ""], "--modes takes eager and/or compiled, not ''"),  # it had run every mode
     # A review: a --profile that matched nothing ran with no trace, unsaid; an --out inside the
     # collector's folder had its runs hashed as collector source (two runs of one code differed).
-    (["--profile", "nomatch*"], "--profile 'nomatch*' matches none of the 4 chosen cells"),
-    (["--profile", ""], "--profile '' matches none of the 4 chosen cells"),
+    (["--profile", "nomatch*"], "--profile 'nomatch*' matches none of the 4 chosen cells that are profiled"),
+    (["--profile", ""], "--profile '' matches none of the 4 chosen cells that are profiled"),
+    (["--out", "/tmp/" + "b" * 300 + "/x"], "File name too long"),  # a traceback from the folder's check
     (
         ["--out", str(REPO / "collector" / "runs")],
         f"--out {REPO / 'collector' / 'runs'} is inside the collector's own folder",
@@ -1366,3 +1367,41 @@ def test_a_plan_with_comparison_rules_records_a_shapes_failure_on_its_cells(
     (log,) = (tmp_path / "runs").glob("*/events.jsonl")
     results = {e.case: e.status for e in _events(log) if e.kind == "case_result"}
     assert results == {"b1-l4-contiguous-float32-eager": "pass", "b2-l4-contiguous-float32-eager": "error"}
+
+
+def test_a_profile_glob_of_cache_check_repeats_only_is_refused(capfd: pytest.CaptureFixture[str]) -> None:
+    """A --profile matching only cache-check repeats, which are never profiled, ran with no trace, unsaid."""
+    tiny = REPO / "collector" / "workloads" / "tiny_encoder.toml"
+    only = ["--only", "b1-l16-contiguous-float32-compiled*"]
+    assert collector_main(["--workload", str(tiny), "--target", "cpu", *only, "--profile", "*-repeat", "--list"]) == 2
+    assert "--profile '*-repeat' matches none of the 1 chosen cells that are profiled" in capfd.readouterr().err
+
+
+def test_the_out_check_of_a_link_loop_is_the_folders_one_line(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The check that --out is not inside the collector resolved the path: a link loop there
+    raised a traceback (even for --list), where the folder's own check says one line."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    out = tmp_path / "a" / "runs"
+    assert collector_main(["--workload", str(FAULTY), "--target", "cpu", "--out", str(out), "--list"]) == 0
+    capfd.readouterr()
+    assert collector_main(["--workload", str(FAULTY), "--target", "cpu", "--out", str(out), "--modes", "eager"]) == 2
+    err = capfd.readouterr().err
+    _no_traceback(err)
+    assert f"{tmp_path / 'a'} is a dangling link; expected a writable folder" in err
+
+
+def test_inspect_refuses_an_out_inside_the_collector_and_a_name_too_long(capfd: pytest.CaptureFixture[str]) -> None:
+    tiny = REPO / "collector" / "workloads" / "tiny_encoder.toml"
+    inside = REPO / "collector" / "x.inspection.jsonl"
+    try:
+        assert collector_main(["inspect", "--workload", str(tiny), "--out", str(inside)]) == 2
+        assert "is inside the collector's own folder" in capfd.readouterr().err and not inside.exists()
+    finally:
+        inside.unlink(missing_ok=True)  # (where the check failed: never left in the checkout)
+    assert collector_main(["inspect", "--workload", str(tiny), "--out", "/tmp/" + "b" * 300 + ".jsonl"]) == 2
+    err = capfd.readouterr().err
+    _no_traceback(err)
+    assert "File name too long (nothing was written)" in err
