@@ -43,22 +43,31 @@ def kept_warnings(lines: list[str]) -> list[str]:
     return kept
 
 
+class Captured:
+    """The warnings a block raised so far, Python's then torch's logged ones, each in order:
+    read while the block still runs too (a cell that fails writes its result inside it, and the
+    warnings before its failure are its)."""
+
+    def __init__(self, caught: list[warnings.WarningMessage], handler: _LogCollector) -> None:
+        self.caught, self.handler = caught, handler
+
+    def lines(self) -> list[str]:
+        """Every warning so far (kept_warnings bounds what a cell's line holds)."""
+        return [f"{w.category.__name__}: {w.message}" for w in self.caught] + self.handler.messages
+
+
 @contextlib.contextmanager
-def captured_warnings() -> Iterator[list[str]]:
-    """Python warnings and torch's logged warnings raised inside the block, in order (kept_warnings)."""
-    found: list[str] = []
+def captured_warnings() -> Iterator[Captured]:
+    """Python warnings and torch's logged warnings raised inside the block (Captured)."""
     handler = _LogCollector()
     torch_logger = logging.getLogger("torch")
     torch_logger.addHandler(handler)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            yield found
+            yield Captured(caught, handler)
     finally:
         torch_logger.removeHandler(handler)
-        found.extend(f"{w.category.__name__}: {w.message}" for w in caught)
-        found.extend(handler.messages)
-        found[:] = kept_warnings(found)
 
 
 def failure_phase(exc: BaseException, compiling: bool) -> str:

@@ -227,13 +227,13 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
             raise
         except BaseException as exc:
             phase = failure_phase(exc, watch is not None)
-            result["warnings"] = warns
+            result["warnings"] = warns.lines()  # bounded as write_failed writes them
             result.update(fed_facts(fed, cell.layout))
             write_failed(run, cell, result, failure(phase, exc), watch, cold=cold is not None)
             return CellOutcome("error")
         finally:
             fed.remove()
-    result["warnings"] = kept_warnings(warns + run.backend.cell_log())
+    result["warnings"] = kept_warnings(warns.lines() + run.backend.cell_log())
     result.update(fed_facts(fed, cell.layout))
     compile_event: dict[str, Any] = {}
     if watch is not None:

@@ -185,7 +185,7 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
         except interrupt.ENDS_RUN:
             raise
         except BaseException as exc:
-            result["warnings"] = warns
+            result["warnings"] = warns.lines()  # bounded as write_failed writes them
             write_failed(
                 run,
                 cell,
@@ -194,7 +194,7 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
                 graphs.first.get("decode") or graphs.first.get("prefill"),
             )
             return CellOutcome("error")
-    result["warnings"] = kept_warnings(warns + run.backend.cell_log())
+    result["warnings"] = kept_warnings(warns.lines() + run.backend.cell_log())
     if cell.repeat_of and compiling:  # a cache check: the same request again, after the larger buckets
         result["recompiled"] = any(w.frames_first > 0 or w.graphs_first > 0 for w in graphs.first.values())
     graphs.events(cell, bucket, trace.prefill_s, trace.decode_s[0] if trace.decode_s else None)

@@ -74,7 +74,7 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
         except interrupt.ENDS_RUN:
             raise
         except BaseException as exc:
-            result["warnings"] = warns
+            result["warnings"] = warns.lines()  # bounded as write_failed writes them
             if fed is not None:
                 result.update(fed_facts(fed, cell.layout))
                 fed.remove()
@@ -83,7 +83,7 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
             )  # no fed: it failed before the model existed on the device or compiled
             return CellOutcome("error")
     fed.remove()
-    result["warnings"] = kept_warnings(warns + run.backend.cell_log())
+    result["warnings"] = kept_warnings(warns.lines() + run.backend.cell_log())
     result.update(fed_facts(fed, cell.layout))
     if watch is not None:
         base = compile_facts(run, cell, watch, trace.first_forward_s, cold is not None)

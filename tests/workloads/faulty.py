@@ -13,7 +13,8 @@
 * ``warm``: ``run_model`` raises from the fourth call of a cell's model on (its warm timing);
 * ``cancelled``: ``run_model`` on a cell's model raises asyncio.CancelledError, a
   BaseException that is no Exception; ``unprintable``: an exception whose ``__str__`` raises;
-  ``warn-many``: it issues 120,000 warnings before returning;
+  ``warn-many``: it issues 120,000 warnings before returning; ``warn-then-raise``: one warning, then
+  a RuntimeError;
 * ``big-weights``: the model carries a 1 MB buffer (a weights file larger than the log);
 * ``cold-hang``: in the cold-start child only, ``build_model`` starts a grandchild that sleeps
   (its pid written to ``FAULTY_PIDFILE``) and then sleeps itself, past any cold timeout;
@@ -145,6 +146,11 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
         import asyncio
 
         raise asyncio.CancelledError(f"injected CancelledError (a BaseException) at batch {batch}")
+    if not is_reference and _fails("warn-then-raise", batch):
+        import warnings
+
+        warnings.warn(f"injected warning before the failure at batch {batch}", stacklevel=1)
+        raise RuntimeError(f"injected run failure after a warning at batch {batch}")
     if not is_reference and _fails("unprintable", batch):
         raise _Unprintable()
     if not is_reference and _fails("warn-many", batch):
