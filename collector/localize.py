@@ -26,6 +26,7 @@ import torch
 from torch.utils._pytree import tree_map_only
 
 from collector import interrupt
+from collector.eventlog import message_of
 from collector.backends import OpRecorder
 from collector.compare import compare
 from collector.plan import Cell
@@ -81,7 +82,7 @@ def _clone(value: Any) -> Any:
 
 
 def _short(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".replace("\n", " ")
+    text = f"{type(exc).__name__}: {message_of(exc, MESSAGE_CHARS)}".replace("\n", " ")
     return text[:MESSAGE_CHARS]
 
 
@@ -217,9 +218,9 @@ def localize(run: Run, cell: Cell, model: torch.nn.Module, reason: str) -> None:
     run.progress.say(f"{cell.case}: localising ({reason}): submodules down to depth {bounds['max_depth']}")
     try:
         fields.update(_measure(run, cell, model, bounds, tol["atol"], tol["rtol"]))
-    except interrupt.Aborted:
+    except interrupt.ENDS_RUN:
         raise
-    except Exception as exc:  # the cell's own result stands; localisation says why it has none
+    except BaseException as exc:  # the cell's own result stands; localisation says why it has none
         interrupt.check()
         fields.update({"modules": [], "failure": _short(exc)})
     run.log.write("localization", **fields)
@@ -268,7 +269,9 @@ def _measure(
             else:
                 run.workload.run_model(candidate, feed)
             run.backend.synchronize()
-    except Exception as exc:
+    except interrupt.ENDS_RUN:
+        raise
+    except BaseException as exc:
         interrupt.check()
         accumulated_note = f"the candidate did not run end to end with the hooks: {_short(exc)}"
     finally:
@@ -363,14 +366,18 @@ def _one_module(
         with torch.no_grad(), recorder:
             module(*args, **kwargs)
         row["operators"] = sorted(recorder.ops)
-    except Exception as exc:
+    except interrupt.ENDS_RUN:
+        raise
+    except BaseException as exc:
         interrupt.check()
         notes.append(f"operators not recorded: {_short(exc)}")
     runner: Any = module
     if cell.mode == "compiled":
         try:
             runner = run.backend.compile(module, run.plan.compile_options)
-        except Exception as exc:
+        except interrupt.ENDS_RUN:
+            raise
+        except BaseException as exc:
             interrupt.check()
             runner = None
             notes.append(f"local: could not be compiled alone: {_short(exc)}")
@@ -384,7 +391,9 @@ def _one_module(
             row["local_compiled"] = cell.mode == "compiled"
             if note:
                 notes.append(f"local: {note}")
-        except Exception as exc:
+        except interrupt.ENDS_RUN:
+            raise
+        except BaseException as exc:
             interrupt.check()
             what = (
                 "could not be compiled alone or run so"

@@ -14,7 +14,7 @@ import torch
 from collector import interrupt, training
 from collector.compare import judged_mask
 from collector.plan import PlanError, RegionError, WorkloadPlan
-from collector.workload import build_model, cast_inputs, load_workload
+from collector.workload import build_model, cast_inputs, check_outputs, load_workload
 
 
 def check_rules(plan: WorkloadPlan) -> None:
@@ -38,7 +38,7 @@ def check_rules(plan: WorkloadPlan) -> None:
         try:
             inputs = cast_inputs(workload.make_inputs(batch, length, "contiguous"), torch.float32)
             with torch.no_grad():
-                produced = workload.run_model(model.to("cpu", torch.float32), inputs)
+                produced = check_outputs(workload, workload.run_model(model.to("cpu", torch.float32), inputs))
         except interrupt.ENDS_RUN:
             raise
         except BaseException:  # the shape's own failure: the run records it on its cells, as without rules

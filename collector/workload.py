@@ -39,6 +39,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
+from collector import interrupt
 from collector.eventlog import OutOfSpace, finite_or_none, is_out_of_space
 from collector.localimports import MAX_DEPTH, MAX_FILES, imports_digest, workload_imports
 from collector.plan import WEIGHTS_ORIGINS, WORKLOAD_FUNCTIONS, WorkloadPlan, read_without_waiting, required_functions
@@ -377,7 +378,9 @@ def build_model(workload: ModuleType, in_training: list[str] | None = None) -> t
     # process, which saved_model then refuses in a fresh one.
     try:
         model = workload.build_model()
-    except Exception as exc:
+    except interrupt.ENDS_RUN:
+        raise
+    except BaseException as exc:  # the workload's, a BaseException of its own too: not the collector's
         raise WorkloadError(f"workload module {workload.__file__}: build_model() raised {_one_line(exc)}") from None
     if not isinstance(model, torch.nn.Module):
         raise WorkloadError(

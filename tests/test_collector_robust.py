@@ -1332,8 +1332,9 @@ def test_a_cell_that_warns_on_and_on_keeps_its_first_warnings(
     assert events[-1].kind == "run_end" and events[-1].status == "complete"
 
 
+@pytest.mark.parametrize("fault", ["inputs@2", "no-mapping@2"])
 def test_a_plan_with_comparison_rules_records_a_shapes_failure_on_its_cells(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], fault: str
 ) -> None:
     """With a [compare.outputs] rule, the check of the rules against the model before the run
     called make_inputs and run_model unguarded: a workload failing at one shape ended the command
@@ -1344,7 +1345,7 @@ def test_a_plan_with_comparison_rules_records_a_shapes_failure_on_its_cells(
         + '\n[compare.outputs.y]\nregion = [":", "0:2"]\n',
         encoding="utf-8",
     )
-    monkeypatch.setenv("FAULTY", "inputs@2")
+    monkeypatch.setenv("FAULTY", fault)
     code = collector_main(
         [
             "--workload",
@@ -1417,3 +1418,52 @@ def test_a_failing_cell_keeps_the_warnings_before_its_failure(
     assert failed.status == "error" and failed.warnings == [
         "UserWarning: injected warning before the failure at batch 2"
     ]
+
+
+class _OwnBaseException(BaseException):
+    """A workload's own exception class that is no Exception."""
+
+
+def test_a_workloads_base_exception_in_localisation_is_that_localisations_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A BaseException from the model while a cell was localised aborted the whole run as a
+    'collector error' (review of this round's fixes, finding 4): the localisation records it."""
+    from collector import localize
+
+    def measure(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise _OwnBaseException("submodule called outside run_model")
+
+    monkeypatch.setattr(localize, "_measure", measure)
+    plan = tmp_path / "faulty.toml"
+    plan.write_text(
+        FAULTY.read_text(encoding="utf-8").replace('module = "faulty.py"', f'module = "{FAULTY.parent / "faulty.py"}"')
+        + "\n[localize]\nalways = true\n",
+        encoding="utf-8",
+    )
+    monkeypatch.delenv("FAULTY", raising=False)
+    run_dir, code = execute(
+        load_plan(plan),
+        PlainBackend(),
+        Options(target="cpu", out_dir=tmp_path / "runs", cold="off", warm_repetitions=2, modes=["eager"]),
+    )
+    assert code == 0 and run_dir is not None, capfd.readouterr().err[-2000:]
+    events = _events(run_dir / "events.jsonl")
+    localized = [e for e in events if e.kind == "localization"]
+    assert localized and all(e.failure == "_OwnBaseException: submodule called outside run_model" for e in localized)
+    assert events[-1].kind == "run_end" and events[-1].status == "complete"
+
+
+def test_a_base_exception_from_build_model_is_the_workloads_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """build_model raising a BaseException that is no Exception read 'internal error' (exit 1),
+    the collector blamed for the workload's fault; a RuntimeError there is a workload error (2)."""
+    monkeypatch.setenv("FAULTY", "build-cancelled@1")
+    code = collector_main(
+        ["--workload", str(FAULTY), "--target", "cpu", "--out", str(tmp_path / "runs"), "--modes", "eager"]
+    )
+    err = capfd.readouterr().err
+    _no_traceback(err)
+    assert code == 2 and "build_model() raised CancelledError: injected CancelledError in build_model" in err, err
+    assert "internal error" not in err

@@ -14,7 +14,8 @@
 * ``cancelled``: ``run_model`` on a cell's model raises asyncio.CancelledError, a
   BaseException that is no Exception; ``unprintable``: an exception whose ``__str__`` raises;
   ``warn-many``: it issues 120,000 warnings before returning; ``warn-then-raise``: one warning, then
-  a RuntimeError;
+  a RuntimeError; ``no-mapping``: ``run_model`` returns None; ``build-cancelled`` (the number is
+  ignored): ``build_model`` raises asyncio.CancelledError;
 * ``big-weights``: the model carries a 1 MB buffer (a weights file larger than the log);
 * ``cold-hang``: in the cold-start child only, ``build_model`` starts a grandchild that sleeps
   (its pid written to ``FAULTY_PIDFILE``) and then sleeps itself, past any cold timeout;
@@ -77,6 +78,10 @@ def _in_cold_child() -> bool:
 
 def build_model() -> nn.Module:
     fault = _fault()
+    if fault is not None and fault[0] == "build-cancelled":
+        import asyncio
+
+        raise asyncio.CancelledError("injected CancelledError in build_model")
     if fault is not None and fault[0] == "cold-hang" and _in_cold_child():
         sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         with open(os.environ["FAULTY_PIDFILE"], "w", encoding="utf-8") as handle:
@@ -146,6 +151,8 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
         import asyncio
 
         raise asyncio.CancelledError(f"injected CancelledError (a BaseException) at batch {batch}")
+    if not is_reference and _fails("no-mapping", batch):
+        return None  # type: ignore[return-value]  # what a careless run_model returns
     if not is_reference and _fails("warn-then-raise", batch):
         import warnings
 
