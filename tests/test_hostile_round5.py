@@ -308,3 +308,21 @@ def test_a_hostile_key_or_bucket_is_shown_on_one_line_with_no_escape(tmp_path: P
         assert "\n" not in said and "\x1b" not in said and "\x07" not in said, said
         assert len(said) < 2_000, len(said)
     assert "<U+001B>" in str(note_error.value) and "<U+000A>" in str(site_error.value)
+
+
+def test_reading_stops_past_a_run_of_lines_that_hold_no_event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines that each raise only a warning (an unknown kind of a newer schema) were read to the
+    end: 3 million of them (108 MB) kept validate busy 26 s, minutes at the size limit. Past
+    MAX_BLANK_LINES of them in a row, with no event between, reading stops and says where."""
+    monkeypatch.setattr(validation, "MAX_BLANK_LINES", 30)
+    log = tmp_path / "unknown.jsonl"
+    unknown = json.dumps({"schema_version": "1.9", "kind": "z"}) + "\n"
+    first, second = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)[:2]
+    log.write_text(first + unknown * 25 + second + unknown * 100, encoding="utf-8")
+    reading = read_log(log)
+    (stop,) = reading.errors
+    assert stop.line == 1 + 25 + 1 + 31  # an event between two runs of such lines starts the count again
+    assert (
+        stop.message
+        == "more than 30 lines in a row hold no event this reportgen reads: the rest of the file is not read"
+    )

@@ -93,8 +93,9 @@ CHUNK_BYTES = 1 << 19  # read at a time (a local log's bytes are not kept once c
 # MAX_KEPT_PROBLEMS errors and as many warnings are kept (every command prints far fewer; a
 # log's warnings never crowd out its errors); the rest are counted. Nor may it keep every
 # command busy for half an hour: a file of tiny bad or blank lines under the size limit holds
-# hundreds of millions of them, so reading stops at the error past MAX_KEPT_PROBLEMS, or the
-# blank line past MAX_BLANK_LINES (a collector writes none), and says so.
+# hundreds of millions of them, so reading stops at the error past MAX_KEPT_PROBLEMS, the blank
+# line past MAX_BLANK_LINES (a collector writes none), or past MAX_BLANK_LINES lines in a row
+# that hold no event (each a warning only: a kind or schema this reportgen does not read).
 MAX_KEPT_PROBLEMS = 10_000
 MAX_BLANK_LINES = 100_000
 MAX_MESSAGE_CHARS = 2_000
@@ -277,6 +278,7 @@ class _Checker:
         self.errors_kept = self.warnings_kept = 0  # findings kept, each up to MAX_KEPT_PROBLEMS
         self.artifacts: list[tuple[int, str, int, str]] = []  # each artifact's line, path, bytes and sha256
         self.reading_lines = True  # until the last line is read: too many findings then stop the reading
+        self.kept_at_unread, self.unread_run = -1, 0  # the lines read in a row that gave no event
 
     def error(self, line: int, message: str) -> None:
         self.figures.erred = True  # a refused line may have been a result run_end counts
@@ -319,6 +321,14 @@ class _Checker:
         event = self._slow_validate(number, raw, unterminated)
         if event is not None:
             self.accept_model(number, event)
+        elif (kept := len(self.reading.records)) != self.kept_at_unread:
+            self.kept_at_unread, self.unread_run = kept, 1
+        else:
+            # Lines that each say only a warning (a kind or a schema this reportgen does not read)
+            # are no error: a file of millions of them, with no event between, is no log.
+            self.unread_run += 1
+            if self.unread_run > MAX_BLANK_LINES:
+                self._stop(number, f"more than {MAX_BLANK_LINES:,} lines in a row hold no event this reportgen reads")
 
     def _slow_validate(self, number: int, raw: bytes, unterminated: bool) -> Envelope | None:
         problems = len(self.reading.problems)
