@@ -9,6 +9,7 @@ and the campaign tool exit).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -1304,10 +1305,12 @@ def plan_check(
         sys.exit(2)
     if write_revised is not None and not write_revised.absolute().parent.is_dir():
         # Said before the review, not after it is printed (the file is written last).
+        folder = write_revised.absolute().parent
+        what = (
+            "is not a folder" if os.path.lexists(folder) else "does not exist: make it first, or name a file in another"
+        )
         echo(
-            f"reportgen plan-check: --write-revised {shown(write_revised)}: its folder "
-            f"{shown(write_revised.absolute().parent)} does not exist: make it first, or name a file in another",
-            err=True,
+            f"reportgen plan-check: --write-revised {shown(write_revised)}: its folder {shown(folder)} {what}", err=True
         )
         sys.exit(2)
     try:
@@ -1426,9 +1429,14 @@ def _owners_file(path: Path) -> bool:
         if not stat.S_ISREG(st.st_mode) or st.st_size == 0:  # an empty file holds nothing to lose (mktemp's)
             return False
         return not read_bounded(path, 1 << 20).startswith(b"# Revised by `reportgen plan-check")
-    except FileNotFoundError:
-        return False
-    except (NotReadable, OSError):
+    except (FileNotFoundError, NotADirectoryError):
+        return False  # not there (a path through a file names nothing): said where it is written
+    except OSError as exc:
+        # A name too long, say: not the owner's file, since none can be there (said when written).
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        return True
+    except NotReadable:
         return True
 
 

@@ -108,3 +108,18 @@ def test_the_version_check_parses_on_python_2(package: str) -> None:
         or (isinstance(node, ast.ImportFrom) and node.module == "__future__")
     ]
     assert newer == [], newer
+
+
+def test_a_revised_plan_through_a_file_says_its_folder_is_no_folder(tmp_path: Path) -> None:
+    """--write-revised FILE/x said 'exists and is not a plan that plan-check revised', of a path
+    that does not exist (a review of this round's fixes)."""
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    plan = REPO / "collector" / "workloads" / "scenario_a.toml"
+    result = CliRunner().invoke(
+        main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(afile / "x")]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"reportgen plan-check: --write-revised {afile / 'x'}: its folder {afile} is not a folder"
+    ]
