@@ -85,3 +85,39 @@ def test_the_latest_run_per_target_tags_synthetic_weights(sample_site: Path) -> 
         "synthetic weights"
         not in minilm.read_text(encoding="utf-8").split('<p class="latest-per-target">', 1)[1].split("</p>", 1)[0]
     )
+
+
+def _scenario_a(tmp_path: Path, policy: str | None) -> Path:
+    events = edited_sample(
+        "scenario-a-text-service-cpu-20261206T152740Z-a6ae00",
+        "synthetic-policy",
+        f"the Scenario A sample with its policy above the largest bucket set to {policy!r}",
+    )
+    plan = next(e for e in events if e["kind"] == "plan")
+    plan["padding"]["above_largest"] = policy
+    (tmp_path / "run").mkdir()
+    log = tmp_path / "run" / "events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return log
+
+
+def test_a_refused_request_is_the_policy_holding_only_under_a_policy_that_rejects(tmp_path: Path) -> None:
+    """A generation review: a request above the largest bucket, refused because the plan declared
+    no policy (or one the collector does not run, split), read 'refused as declared', a note,
+    where its cells are untested. Only a declared 'reject' holds in a refusal."""
+    from reportgen.contract.validation import read_log
+    from reportgen.judge.disposition import decide, refused_requests
+    from reportgen.model.runmodel import build_run
+
+    def judged(policy: str | None) -> tuple[dict[str, int], list[str]]:
+        folder = tmp_path / str(policy)
+        folder.mkdir()
+        run = build_run(read_log(_scenario_a(folder, policy)))
+        blocking = [r.message for r in decide(run, {}).reasons if r.outcome == "blocked"]
+        return refused_requests(run), blocking
+
+    rejected, blocking = judged("reject requests longer than 512 tokens, with the reason")
+    assert rejected and not any("skipped" in m for m in blocking)
+    for policy in (None, "split requests longer than 512 tokens into 512-token chunks"):
+        refused, blocking = judged(policy)
+        assert refused == {} and any("skipped" in m for m in blocking), (policy, blocking)

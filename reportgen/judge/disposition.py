@@ -453,7 +453,13 @@ def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: 
 
 def refused_requests(run: RunModel) -> dict[str, int]:
     """Each case whose request the plan's declared policy refused (request events), with the
-    request's length in tokens."""
+    request's length in tokens. Only a policy that says to reject holds in a refusal: a request
+    refused for want of a policy, or under one the collector does not run (split), is a cell
+    not tested, not a policy holding."""
+    padding = run.plan.padding if run.plan is not None else None
+    policy = (padding.above_largest if padding is not None else None) or ""
+    if policy.strip().split(" ", 1)[0].lower().rstrip(":,;.") != "reject":
+        return {}
     return {case: r.length for r in run.requests if r.outcome == "refused" for case in r.cases}
 
 

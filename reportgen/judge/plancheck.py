@@ -301,8 +301,10 @@ def check_buckets(ctx: Context) -> list[Finding]:
                 set(padded.values()) | ({largest} if above and _policy_word(policy) == "truncate" else set())
             )
             detail = f"Each request pads to its bucket ({listed(f'{l} -> {b}' for l, b in padded.items()) or 'every length is a bucket'}), the mask padded alike; the prefill graphs are those of {bracketed(served)}, and decode has one shape (the static KV cache)."
-            if above:
+            if above and policy:
                 detail += f" Lengths {bracketed(above)} are above the largest bucket and follow the declared policy ({policy!r})."
+            elif above:
+                detail += f" Lengths {bracketed(above)} are above the largest bucket, and no policy is declared for them: the collector refuses them, untested."
             findings.append(
                 _finding(
                     ctx,
