@@ -121,3 +121,30 @@ def test_a_refused_request_is_the_policy_holding_only_under_a_policy_that_reject
     for policy in (None, "split requests longer than 512 tokens into 512-token chunks"):
         refused, blocking = judged(policy)
         assert refused == {} and any("skipped" in m for m in blocking), (policy, blocking)
+
+
+def test_a_task_criterion_failure_alone_is_not_placed_by_localisation(tmp_path: Path) -> None:
+    """A generation review: a cell within its elementwise tolerance everywhere that failed its task
+    criterion was localised by that elementwise tolerance, and the report said 'the error arises in
+    code no localised module covers' (or named a module): figures judged elementwise cannot place
+    a task-criterion failure. No module or place is named now, and it says why."""
+    from reportgen.contract.validation import read_log
+    from reportgen.judge.disposition import decide
+    from reportgen.judge.judgement import judge
+    from reportgen.judge.localization import TASK_ONLY
+    from reportgen.model.runmodel import build_run
+    from tests.logbuilder import case_key, dumps, localized_log, with_envelope
+
+    events = localized_log()
+    case = case_key(2, 16, "compiled")
+    result = next(e for e in events if e["kind"] == "case_result" and e["case"] == case)
+    result["error_stats"].update(mismatched=0, max_abs=1e-6, diff_at_worst=1e-6)
+    result["task_metric"] = {**result["task_metric"], "value": 0.5, "passed": False}
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(with_envelope(events)), encoding="utf-8")
+    reading = read_log(log)
+    assert reading.valid, [p.format() for p in reading.problems][:3]
+    run = build_run(reading)
+    judged = judge(run).localized[case]
+    assert judged.sentence.startswith(TASK_ONLY) and judged.first is None and judged.gap is None
+    assert not any("blocks.2" in r.message for r in decide(run, {}).reasons)

@@ -79,7 +79,7 @@ from reportgen.judge.identity import (
     origins_contradict,
     weights_facts,
 )
-from reportgen.judge.localization import judge_localization
+from reportgen.judge.localization import judge_cell_localization
 from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
@@ -736,8 +736,8 @@ def cache_outcome_of(misses: int | None, hits: int | None, condition: str) -> st
 
 def _diverges(cell: CellRecord) -> str | None:
     """Where a localised cell's error arises (the judge's phrase for it), or None when not localised."""
-    event = cell.localization if cell.localized else None
-    return None if event is None else judge_localization(event).brief
+    found = judge_cell_localization(cell) if cell.localized else None
+    return None if found is None else found.brief
 
 
 def reference_contents(run: RunModel) -> tuple[dict[str, str], dict[str, dict[str, str]]]:

@@ -48,7 +48,7 @@ from reportgen.judge.timing_stability import (
 )
 from reportgen.contract.events import PlannedCell, absent
 from reportgen.model.provenance import weights_origin_words
-from reportgen.judge.localization import judge_localization, region_caveat
+from reportgen.judge.localization import judge_cell_localization, region_caveat
 from reportgen.model.runmodel import (
     DESELECTED,
     LAYOUT_NOT_ACHIEVED,
@@ -481,8 +481,7 @@ def diverging_modules(cells: Sequence[CellRecord], named: int = 3, caveat: str =
     localised = [cell for cell in cells if cell.localized]
     looked = localised[:LOCALISED_LOOKED]
     for cell in looked:
-        event = cell.localization if cell.lines else None
-        judged = judge_localization(event) if event is not None else None
+        judged = judge_cell_localization(cell) if cell.lines else None
         if judged is None or judged.failure:
             continue
         first = judged.first

@@ -288,10 +288,9 @@ def localizations(run: RunModel, cells: tuple[CellRecord, ...]) -> dict[str, Loc
     """Where each of these cells' error arises, for those with a localization event (with what
     the plan's judged region leaves a module's figures unable to say)."""
     found = {}
-    for cell in cells:
-        event = cell.localization  # built from the cell's line when asked: only for the cells shown
-        if event is not None:
-            found[cell.case] = judge_localization_of(run, event)
+    for cell in cells:  # (each event built from the cell's line when asked: only for the cells shown)
+        if (judged := judge_localization_of(run, cell)) is not None:
+            found[cell.case] = judged
     return found
 
 

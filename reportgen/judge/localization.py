@@ -336,9 +336,49 @@ def region_caveat(plan: Any) -> str:
     )
 
 
-def judge_localization_of(run: Any, event: Localization) -> Localized:
-    """judge_localization, with the plan's judged region said beside the sentence where there is one."""
+# Said of a cell that met its elementwise tolerance and failed its task criterion alone.
+TASK_ONLY = (
+    "The cell met its elementwise tolerance and failed its task criterion alone: each module's figures are judged by"
+    " that elementwise tolerance, so they cannot place a task-criterion failure; no module or place is named."
+)
+
+
+def task_only(cell: Any) -> bool:
+    """Whether an inference cell mismatched on its task criterion alone, every element within its
+    tolerance: what localisation measures (elementwise, per module) cannot place that."""
+    result = cell.result if cell.status == "mismatch" and not cell.trained else None
+    stats = result.error_stats if result is not None else None
+    metric = result.task_metric if result is not None else None
+    return stats is not None and stats.mismatched == 0 and metric is not None and metric.passed is False
+
+
+def judge_cell_localization(cell: Any) -> Localized | None:
+    """A cell's localisation judged (None where it has none), placing nothing where the cell
+    failed its task criterion alone (task_only)."""
+    event = cell.localization
+    if event is None:
+        return None
     found = judge_localization(event)
+    if found.failure or not task_only(cell):
+        return found
+    return replace(
+        found,
+        first=None,
+        inherited=(),
+        gap=None,
+        unlocal=None,
+        first_beyond=None,
+        again_after=(),
+        sentence=TASK_ONLY,
+        brief="not placed: the cell failed its task criterion alone, which module figures cannot place",
+    )
+
+
+def judge_localization_of(run: Any, cell: Any) -> Localized | None:
+    """judge_cell_localization, with the plan's judged region said beside the sentence where there is one."""
+    found = judge_cell_localization(cell)
+    if found is None:
+        return None
     caveat = region_caveat(run.plan) if run is not None else ""
     return replace(found, sentence=found.sentence + caveat) if caveat and not found.failure else found
 
