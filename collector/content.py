@@ -75,12 +75,17 @@ def content_sha256(obj: Any) -> str:
 
 
 def model_tensors(model: torch.nn.Module) -> dict[str, Any]:
-    """What a model computes with: its state_dict, and the buffers it keeps out of it
-    (registered with persistent=False, under 'non-persistent:' and their name). The weights'
+    """What a model computes with: its state_dict, the buffers it keeps out of it (registered
+    with persistent=False, under 'non-persistent:' and their name), and the tensors its modules
+    hold as plain attributes (self.noise = torch.randn(4), under 'attribute:'). The weights'
     content hash is of the state_dict alone (what a weights file holds); a fresh process checks
-    it rebuilt this, since an unseeded non-persistent buffer is another model too."""
+    it rebuilt all of this, since an unseeded buffer or attribute is another model too."""
     tensors = dict(model.state_dict())
     tensors.update((f"non-persistent:{name}", buffer) for name, buffer in model.named_buffers() if name not in tensors)
+    for prefix, module in model.named_modules():
+        for attr, value in vars(module).items():
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+                tensors[f"attribute:{prefix + '.' if prefix else ''}{attr}"] = value
     return tensors
 
 

@@ -748,8 +748,13 @@ class Shifted(nn.Module):
         super().__init__()
         torch.manual_seed(3)
         self.linear = nn.Linear(8, 4)
-        # Kept out of the state_dict (and so out of the weights file and its hash), drawn unseeded.
-        self.register_buffer("shift", torch.randn(4, generator=torch.Generator().manual_seed(SEED)), persistent=False)
+        # Kept out of the state_dict (and so out of the weights file and its hash), drawn unseeded:
+        # a buffer registered with persistent=False, or a plain attribute.
+        shift = torch.randn(4, generator=torch.Generator().manual_seed(SEED))
+        if KEPT == "buffer":
+            self.register_buffer("shift", shift, persistent=False)
+        else:
+            self.shift = shift
 
     def forward(self, x):
         return self.linear(x) + self.shift
@@ -773,7 +778,8 @@ def task_metric(outputs, reference, inputs):
 
 
 @pytest.mark.slow  # two runs of three fresh processes each: CI runs it
-def test_a_fresh_process_whose_non_persistent_buffer_differs_runs_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kept", ["buffer", "attribute"])
+def test_a_fresh_process_whose_non_persistent_buffer_differs_runs_nothing(tmp_path: Path, kept: str) -> None:
     """A review: a buffer registered with persistent=False is in no state_dict, so the fresh
     process's weights check passed while it built another model (its buffer drawn again): the
     compiled cell read 'mismatch', 32 of 32 elements, blamed on the backend. The check now holds
@@ -791,7 +797,9 @@ def test_a_fresh_process_whose_non_persistent_buffer_differs_runs_nothing(tmp_pa
     )
 
     def run(seed: str) -> tuple[dict[str, str], list[tuple[str, str]]]:
-        (folder / "buffered.py").write_text(BUFFERED.replace("SEED", seed), encoding="utf-8")
+        (folder / "buffered.py").write_text(
+            BUFFERED.replace("SEED", seed).replace("KEPT", repr(kept)), encoding="utf-8"
+        )
         run_dir, code = execute(
             load_plan(folder / "buffered.toml"),
             PlainBackend(),
