@@ -629,6 +629,22 @@ def test_a_fresh_process_that_exits_4_without_saying_out_of_space_is_no_lack_of_
     assert any(e.kind == "warning" and e.category == "CellProcessEnded" for e in _events(run_dir))
 
 
+def _compiled_cell_run(plan: Path, out: Path, cold: str) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """One run of the plan's first compiled cell (a plain backend): its warnings by category and
+    its results."""
+    from tests.test_collector_robust import PlainBackend
+
+    run_dir, code = execute(
+        load_plan(plan),
+        PlainBackend(),
+        Options(target="cpu", out_dir=out, only=[COMPILED], warm_repetitions=2, cold=cold),
+    )
+    assert code == 0 and run_dir is not None
+    events = _events(run_dir)
+    warnings = {e.category: e.message for e in events if e.kind == "warning"}
+    return warnings, [(e.case, e.status) for e in events if e.kind == "case_result"]
+
+
 SHIPPED = """
 import os
 from pathlib import Path
@@ -676,7 +692,6 @@ def test_a_fresh_process_that_builds_other_weights_runs_nothing(
     initialised without a seed, did the same in every run. Now a fresh process whose weights
     hash otherwise than the plan event's runs nothing: its cell is checked in the collector's
     process, the reason logged."""
-    from tests.test_collector_robust import PlainBackend
 
     folder = tmp_path / "plan"
     folder.mkdir()
@@ -692,15 +707,7 @@ def test_a_fresh_process_that_builds_other_weights_runs_nothing(
     torch.save({"0.weight": torch.full((4, 8), 0.25)}, folder / "weights.pt")
 
     def run(cold: str) -> tuple[dict[str, str], list[tuple[str, str]]]:
-        run_dir, code = execute(
-            load_plan(folder / "shipped.toml"),
-            PlainBackend(),
-            Options(target="cpu", out_dir=tmp_path / "runs", only=[COMPILED], warm_repetitions=2, cold=cold),
-        )
-        assert code == 0 and run_dir is not None
-        events = _events(run_dir)
-        warnings = {e.category: e.message for e in events if e.kind == "warning"}
-        return warnings, [(e.case, e.status) for e in events if e.kind == "case_result"]
+        return _compiled_cell_run(folder / "shipped.toml", tmp_path / "runs", cold)
 
     # The unseeded bias: each process builds another model, so the fresh processes run nothing
     # (the collector leaves the generator as the workload set it: no seed of its own).
@@ -785,7 +792,6 @@ def test_a_fresh_process_whose_non_persistent_buffer_differs_runs_nothing(tmp_pa
     compiled cell read 'mismatch', 32 of 32 elements, blamed on the backend. The check now holds
     the non-persistent buffers too: such a process runs nothing, its cell is checked in the
     collector's process, the reason logged."""
-    from tests.test_collector_robust import PlainBackend
 
     folder = tmp_path / "plan"
     folder.mkdir()
@@ -800,15 +806,7 @@ def test_a_fresh_process_whose_non_persistent_buffer_differs_runs_nothing(tmp_pa
         (folder / "buffered.py").write_text(
             BUFFERED.replace("SEED", seed).replace("KEPT", repr(kept)), encoding="utf-8"
         )
-        run_dir, code = execute(
-            load_plan(folder / "buffered.toml"),
-            PlainBackend(),
-            Options(target="cpu", out_dir=tmp_path / "runs", only=[COMPILED], warm_repetitions=2, cold="fresh-process"),
-        )
-        assert code == 0 and run_dir is not None
-        events = _events(run_dir)
-        warnings = {e.category: e.message for e in events if e.kind == "warning"}
-        return warnings, [(e.case, e.status) for e in events if e.kind == "case_result"]
+        return _compiled_cell_run(folder / "buffered.toml", tmp_path / "runs", "fresh-process")
 
     # Drawn from the process's own id: each process builds another buffer.
     warnings, results = run("__import__('os').getpid()")
