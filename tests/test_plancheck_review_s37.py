@@ -223,3 +223,17 @@ def test_a_value_range_the_dtype_cannot_hold_is_a_plan_error(tmp_path: Path) -> 
     assert result.exit_code == 1, result.output
     line = len(text.splitlines())
     assert f"{plan}:{line}: inputs.offsets.value_range: [0, 1000] does not fit int8 (-128 to 127)" in result.output
+
+
+def test_a_compile_option_finding_points_at_its_own_key(tmp_path: Path) -> None:
+    """compile.dynamic and compile.mode findings both said 'where: compile (line N)', the table's
+    line, not their own keys'."""
+    text = (WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8")
+    text = text.replace('module = "tiny_encoder.py"', f'module = "{WORKLOADS / "tiny_encoder.py"}"')
+    text += '\n[compile]\nfullgraph = true\nmode = "max-autotune"\ndynamic = true\n'
+    plan = tmp_path / "plan.toml"
+    plan.write_text(text, encoding="utf-8")
+    lines = text.splitlines()
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron"])
+    for key, line in (("compile.mode", 'mode = "max-autotune"'), ("compile.dynamic", "dynamic = true")):
+        assert f"where: {key} (line {lines.index(line) + 1})" in result.output, result.output

@@ -831,6 +831,7 @@ def check_compile_options(ctx: Context) -> list[Finding]:
                     f"{rule['key']} = {_toml_value(value)} is not supported on {ctx.docs.target}",
                     f"{constraint.text} The collector refuses this plan on {ctx.docs.target}.",
                     f"Plan {rule['key']} = {_toml_value(allowed)}.",
+                    key=rule["key"],
                 )
             )
     if not options["fullgraph"] and ctx.docs.constraint("fullgraph") is not None:
