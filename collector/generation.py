@@ -25,11 +25,7 @@ from typing import Any
 import torch
 
 from collector.compare import compare
-
-
-def policy_word(policy: str | None) -> str:
-    """The policy's verb (reject, truncate, split), as the plan schema requires it to start."""
-    return (policy or "").strip().split(" ", 1)[0].lower().rstrip(":,;.")
+from collector.planschema import policy_word
 
 
 def route(length: int, buckets: list[int], policy: str | None) -> dict[str, Any]:

@@ -55,6 +55,13 @@ def _cut(text: str, most: int) -> str:
 
 
 ABOVE_LARGEST_POLICIES = ("reject", "truncate", "split")
+
+
+def policy_word(policy: str | None) -> str:
+    """The policy's verb (reject, truncate, split), as the plan schema requires it to start."""
+    return (policy or "").strip().split(" ", 1)[0].lower().rstrip(":,;.")
+
+
 UNDECIDED = "UNDECIDED"
 
 # Who reads a key: the collector when it runs the plan, plan-check when it reviews it.

@@ -18,6 +18,7 @@ from typing import Callable, Literal, Sequence
 
 import msgspec
 
+from collector.planschema import policy_word
 from reportgen.model.annotations import Annotation
 from reportgen.judge.criterion_power import logged_vocabulary, no_evidence
 from reportgen.judge.backend_docs import (
@@ -457,8 +458,7 @@ def refused_requests(run: RunModel) -> dict[str, int]:
     refused for want of a policy, or under one the collector does not run (split), is a cell
     not tested, not a policy holding."""
     padding = run.plan.padding if run.plan is not None else None
-    policy = (padding.above_largest if padding is not None else None) or ""
-    if policy.strip().split(" ", 1)[0].lower().rstrip(":,;.") != "reject":
+    if policy_word(padding.above_largest if padding is not None else None) != "reject":
         return {}
     return {case: r.length for r in run.requests if r.outcome == "refused" for case in r.cases}
 

@@ -298,7 +298,7 @@ def check_buckets(ctx: Context) -> list[Finding]:
             # A generation plan's lengths are requests: the collector pads each to its bucket
             # and applies the declared policy above the largest, so the model sees the ladder.
             served = sorted(
-                set(padded.values()) | ({largest} if above and _policy_word(policy) == "truncate" else set())
+                set(padded.values()) | ({largest} if above and planschema.policy_word(policy) == "truncate" else set())
             )
             detail = f"Each request pads to its bucket ({listed(f'{l} -> {b}' for l, b in padded.items()) or 'every length is a bucket'}), the mask padded alike; the prefill graphs are those of {bracketed(served)}, and decode has one shape (the static KV cache)."
             if above and policy:
@@ -362,10 +362,6 @@ def check_buckets(ctx: Context) -> list[Finding]:
     return findings
 
 
-def _policy_word(policy: str | None) -> str:
-    return (policy or "").strip().split(" ", 1)[0].lower().rstrip(":,;.")
-
-
 def _generation_graphs(ctx: Context) -> int | None:
     """A generation plan's graphs per dtype and layout: one prefill graph per bucket its requests
     pad to (the largest too where a request above it is truncated to it), one decode graph (the
@@ -375,7 +371,10 @@ def _generation_graphs(ctx: Context) -> int | None:
         return None
     lengths = ctx.lengths()
     served = {b for l in lengths if (b := bucket_for(l, declared)) is not None}
-    if any(l > declared[-1] for l in lengths) and _policy_word(ctx.checked["padding"]["above_largest"]) == "truncate":
+    if (
+        any(l > declared[-1] for l in lengths)
+        and planschema.policy_word(ctx.checked["padding"]["above_largest"]) == "truncate"
+    ):
         served.add(declared[-1])
     return len(served) + 1
 
