@@ -41,7 +41,7 @@ def test_plotted_ratio_is_above_one_exactly_when_the_cell_failed_on_it(log: Path
     except ReportInputError:
         pytest.skip("an invalid log has no chart")
     cells = judged.run.cells
-    figure = error_vs_allowance(cells)
+    figure = error_vs_allowance(cells, judged.judgement.allowance)
     if figure is None:
         pytest.skip("no cell was compared elementwise")
     chart = parse_chart(chart_markup(figure))
@@ -73,7 +73,7 @@ def test_training_cells_that_failed_on_parameters_are_drawn_above_the_line(tmp_p
     log = tmp_path / "events.jsonl"
     log.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
     judged = judge_log(log)
-    figure = error_vs_allowance(judged.run.cells)
+    figure = error_vs_allowance(judged.run.cells, judged.judgement.allowance)
     assert figure is not None
     drawn = drawn_ratios(parse_chart(chart_markup(figure)))
     failed = [c for c in judged.run.cells if c.status == "mismatch"]
@@ -81,3 +81,32 @@ def test_training_cells_that_failed_on_parameters_are_drawn_above_the_line(tmp_p
     assert "7.5 × allowance" in next(
         b.title for b in parse_chart(chart_markup(figure)).bars if b.title.startswith(failed[0].case)
     )
+
+
+def test_a_difference_where_the_allowance_is_zero_is_drawn_beyond_it(tmp_path: Path) -> None:
+    # atol = 0 and a reference of 0 at the worst element: the allowance there is 0, and the
+    # compiled cell's difference of 1e-6 put it outside. The chart left the failed cell out
+    # (no bar, not listed as out of range): a chart that showed only passing cells.
+    import json
+
+    lines = [
+        json.loads(line) for line in (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    failed = "b1-l16-contiguous-float32-compiled"
+    for event in lines:
+        if event["kind"] == "plan":
+            event["tolerances"]["float32"]["atol"] = 0.0
+        if event["kind"] == "case_result" and event["case"] == failed:
+            event["error_stats"].update(allowed_at_worst=0.0, diff_at_worst=1e-6, max_abs=1e-6, mismatched=1)
+            event["status"] = "mismatch"
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    judged = judge_log(log)
+    assert [c.case for c in judged.run.cells if c.status == "mismatch"] == [failed]
+    figure = error_vs_allowance(judged.run.cells, judged.judgement.allowance)
+    assert figure is not None
+    chart = parse_chart(chart_markup(figure))
+    assert drawn_ratios(chart)[failed] == 2.0, "drawn above the allowance line"
+    title = next(b.title for b in chart.bars if b.title.startswith(failed))
+    assert "beyond a zero allowance" in title and "not finite" not in title
+    assert "where the allowance is zero" in figure.caption

@@ -302,7 +302,7 @@ def test_a_module_with_no_finite_allowance_at_its_worst_element_is_beyond_tolera
     """Schema 1.2 writes allowed_at_worst as null where the reference holds a NaN or Inf at the
     worst element; the module's ratio is then unbounded, not a TypeError on None."""
     from reportgen.contract.events import ErrorStats
-    from reportgen.judge.localization import ratio
+    from reportgen.judge.allowance import ratio
 
     stats = ErrorStats(
         max_abs=1.0, max_rel=None, mismatched=1, total=4, worst_index=[2], allowed_at_worst=None, diff_at_worst=1.0

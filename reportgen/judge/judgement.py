@@ -32,6 +32,7 @@ from reportgen.judge.disposition import (
     throughput_undecided,
     throughput_words,
 )
+from reportgen.judge.allowance import Allowance, worst_over_allowance
 from reportgen.judge.localization import Localized, judge_localization_of, not_localized
 from reportgen.judge.nextstep import annotate_command, Words, finding, next_step
 from reportgen.judge.timing_stability import (
@@ -161,6 +162,9 @@ class Judgement:
     # The host around the warm loops (judge.changes.loop_host_facts): threads, CPUs, load average
     # and accelerator readings, (label, value) in the record's order; () when none was recorded.
     loop_host: tuple[tuple[str, str], ...] = ()
+    # Per compared cell of the first SHOWN_CELLS, its largest difference over its allowance
+    # (allowance.worst_over_allowance): the error chart draws these.
+    allowance: dict[str, Allowance] = field(default_factory=dict)
 
 
 def judge(
@@ -221,6 +225,9 @@ def judge(
         figure_flags=figure_flags(undecided, flagged_cells),
         timing_caveats=timing_caveats(run),
         loop_host=tuple(loop_host_facts(run).items()) if timed or series_total else (),
+        allowance={
+            cell.case: found for cell in run.cells[:SHOWN_CELLS] if (found := worst_over_allowance(cell)) is not None
+        },
     )
 
 

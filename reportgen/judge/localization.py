@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from collector.planschema import module_depth
 from reportgen.contract.events import ErrorStats, Localization, LocalizedModule
+from reportgen.judge.allowance import ratio
 from reportgen.model.runmodel import CellRecord
 
 Role = Literal["diverges", "own error", "inherited", "arises before", "within", "not measured"]
@@ -140,19 +141,6 @@ class Localized:
             f" and {len(self.unmeasured) - 5} more" if len(self.unmeasured) > 5 else ""
         )
         return f"; not measured, and possibly before it: {shown}"
-
-
-def ratio(stats: ErrorStats | None) -> float | None:
-    """Worst |diff| / allowance of one view: above 1 is beyond the tolerance."""
-    if stats is None:
-        return None
-    # No finite difference, or no finite allowance (a NaN or Inf in the reference there): the
-    # element is not within its tolerance, and how far beyond cannot be said.
-    if stats.diff_at_worst is None or stats.allowed_at_worst is None:
-        return math.inf
-    if stats.allowed_at_worst > 0:
-        return stats.diff_at_worst / stats.allowed_at_worst
-    return math.inf if stats.diff_at_worst > 0 else 0.0
 
 
 def _beyond(stats: ErrorStats | None) -> bool:

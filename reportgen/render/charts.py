@@ -18,6 +18,7 @@ from operator import attrgetter
 from typing import Any, Mapping
 
 from collector.stability import quantile
+from reportgen.judge.allowance import Allowance
 from reportgen.model.runmodel import CellRecord
 from reportgen.render.labels import human
 from reportgen.render.sections.common import beside, fmt_time
@@ -448,46 +449,6 @@ def cold_vs_warm(cells: list[CellRecord], flags: Mapping[str, str] | None = None
     )
 
 
-def judged_ratio(cell: CellRecord) -> tuple[float | None, str, bool]:
-    """The largest |diff| / allowance over every quantity that judged the cell, which one, and
-    whether that difference was itself not finite.
-
-    Inference cells: the outputs' elementwise comparison (in the judged region). Training
-    cells: the loss at each step, every gradient at each step and every updated parameter, each
-    by its own tolerance or declared rule. Above 1 exactly when the cell failed on one of them;
-    None when nothing was compared. A non-finite difference counts as infinitely far.
-    """
-    best: tuple[float | None, str, bool] = (None, "", False)
-
-    def take(value: float | None, what: str) -> None:
-        nonlocal best
-        nonfinite = value is None
-        ratio = math.inf if value is None else value
-        if best[0] is None or ratio > best[0] or (ratio == best[0] and nonfinite and not best[2]):
-            best = (ratio, what, nonfinite)
-
-    result = cell.result
-    stats = result.error_stats if result else None
-    if stats is not None:
-        allowed, diff, where = stats.allowed_at_worst, stats.diff_at_worst, stats.worst_output or "outputs"
-        if allowed is None:
-            take(None, where)  # a NaN or Inf in the reference at the worst element
-        elif allowed > 0:
-            take(None if diff is None else diff / allowed, where)
-        elif stats.mismatched == 0 and diff == 0:
-            take(0.0, where)
-    if not cell.trained:  # no train_step or train_result event: nothing more judged it
-        return best
-    for step in cell.train_steps:
-        for grad in step.grads:
-            take(grad.worst_ratio, f"gradient of {grad.name} at step {step.step}")
-    train_result = cell.train_result
-    if train_result is not None:
-        for param in train_result.params:
-            take(param.worst_ratio, f"updated {param.name}" + (f" ({param.rule})" if param.rule else ""))
-    return best
-
-
 def _short(case: str, limit: int = 28) -> str:
     """A short axis label; the full case key is in the label's title."""
     return case if len(case) <= limit else case[: limit // 2 - 1] + "…" + case[-(limit // 2) :]
@@ -506,15 +467,16 @@ def _short_labels(cases: list[str]) -> list[str]:
 NONFINITE_AT = 1e6
 
 
-def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
+def error_vs_allowance(cells: list[CellRecord], allowance: Mapping[str, Allowance]) -> Figure | None:
+    """``allowance``: per compared cell, the judge's largest difference over its allowance."""
     rows, out_of_range = [], []
     for c in cells:
-        ratio, what, nonfinite = judged_ratio(c)
-        if ratio is None:
+        found = allowance.get(c.case)
+        if found is None:
             continue
-        drawn = NONFINITE_AT if nonfinite else ratio
+        drawn = NONFINITE_AT if found.infinite else found.ratio
         if _drawable(drawn, log_axis=True):
-            rows.append((c.case, drawn, c.status, what, nonfinite))
+            rows.append((c.case, drawn, c.status, found.what, found.infinite))
         else:
             out_of_range.append(c.case)
     if not rows and not out_of_range:
@@ -527,11 +489,11 @@ def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
     titles = [
         f"{case}: {status}; largest in {what}; "
         + (
-            f"not finite (drawn at {_num(NONFINITE_AT)})"
-            if nonfinite
+            f"{infinite} (drawn at {_num(NONFINITE_AT)})"
+            if infinite
             else f"{_tidy(beside(value, 1.0, 3)[0])} × allowance"
         )
-        for case, value, status, what, nonfinite in rows
+        for case, value, status, what, infinite in rows
     ]
     bars = _bars(
         cats,
@@ -542,7 +504,7 @@ def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
     rule = Rule(box.left, ys(1.0), box.right, ys(1.0), "allowance")
     caption = (
         "Above 1 (red): outside the declared tolerance in that quantity. For training cells the quantity is the worst of the loss, "
-        "every gradient and every updated parameter, each by its own tolerance or declared rule. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6."
+        "every gradient and every updated parameter, each by its own tolerance or declared rule. A zero difference has no bar on the log scale; a non-finite one, or any difference where the allowance is zero, is drawn at 1e6."
     )
     chart = _chart(
         box,
@@ -624,8 +586,8 @@ def loss_curves(cells: list[CellRecord]) -> Figure | None:
     )
 
 
-def correctness_figures(cells: list[CellRecord]) -> list[Figure]:
-    return [f for f in (loss_curves(cells), error_vs_allowance(cells)) if f is not None]
+def correctness_figures(cells: list[CellRecord], allowance: Mapping[str, Allowance]) -> list[Figure]:
+    return [f for f in (loss_curves(cells), error_vs_allowance(cells, allowance)) if f is not None]
 
 
 def timing_figures(cells: list[CellRecord], flags: Mapping[str, str] | None = None) -> list[Figure]:

@@ -227,7 +227,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         generation=generation_rows(run, judgement.generation_flags, judgement.throughput_flags),
         generation_requests=generation_requests(run),
         generation_note=generation_note(run),
-        correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),
+        correctness_figures=correctness_figures(run.cells[:DETAIL_CAP], judgement.allowance),
         timing_figures=timing_figures(run.cells[:DETAIL_CAP], judgement.figure_flags),
         profiles=[
             {

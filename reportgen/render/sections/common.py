@@ -11,11 +11,12 @@ from itertools import islice
 from operator import attrgetter
 from typing import Any, Callable, Collection
 
+from reportgen.judge.judgement import SHOWN_CELLS
 from reportgen.model.runmodel import CellRecord, RunModel
 
 _RESULT_LINE = attrgetter("result_line")
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
-DETAIL_CAP = 300
+DETAIL_CAP = SHOWN_CELLS  # the cells the judge judged per-cell details for
 DETAILS_NAME = "details.csv"
 # Bytes, not rows: a page stays under 1 MB for any log. A failure or warning text longer than
 # TEXT_CHARS is cut on the page (the full text is in details.csv), and the problems and
