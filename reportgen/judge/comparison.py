@@ -1135,7 +1135,7 @@ def compare_runs(
         )
         for c in cells
     ]
-    geomean, unpooled = pooled_mean([(_series_name(r), r.warm) for c in cells for r in c.ratios if r.in_geomean])
+    geomean, unpooled, _ = pooled_mean([(_series_name(r), r.warm) for c in cells for r in c.ratios if r.in_geomean])
     comparison = Comparison(
         baseline=sides[0],
         candidate=sides[1],

@@ -445,11 +445,12 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
 WARM_CALL = "warm call"  # a cell's warm series, named beside a generation cell's two in pooled_mean
 
 
-def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean | None, str]:
+def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean | None, str, tuple[GeoMean, ...]]:
     """The geometric mean of ratios of one quantity, or, where they are of several (a cell's
     warm call, a generation cell's time to first token and decode per token: each its own
     series, named), none and why, with each series' own mean in words: a faster first token and
-    a slower decode averaged into one figure would describe neither, nor a request."""
+    a slower decode averaged into one figure would describe neither, nor a request. Third: each
+    series' own mean (its ``quantity`` the series' name) where they are not pooled, else ()."""
     series = sorted({name for name, _ in by_series})  # one order, whoever gathered the ratios
     if len(series) <= 1:
         geo = geometric_mean([interval for _, interval in by_series])
@@ -457,11 +458,12 @@ def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean
         # figure is no request's time.
         if geo is not None and series and series[0] != WARM_CALL:
             geo = replace(geo, quantity=series[0])
-        return geo, ""
-    parts = []
+        return geo, "", ()
+    parts, means = [], []
     for name in series:
         geo = geometric_mean([interval for n, interval in by_series if n == name])
         assert geo is not None  # each name holds at least one interval
+        means.append(replace(geo, quantity=name))
         word = speed_words(geo.ratio, geo.low, geo.high)
         if geo.verdict == "no clear difference":
             word = f"no clear difference ({word} at the point estimate)"
@@ -473,7 +475,7 @@ def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean
             else ""
         )
         parts.append(f"{name} {word} over {geo.ratios} ratio{'s' if geo.ratios != 1 else ''}{spread}")
-    return None, f"not pooled, the ratios being of different quantities; each: {'; '.join(parts)}"
+    return None, f"not pooled, the ratios being of different quantities; each: {'; '.join(parts)}", tuple(means)
 
 
 def interval_text(low: float, high: float) -> tuple[str, str]:

@@ -430,6 +430,7 @@ class RunDiff:
     # Where those ratios are of several quantities (a generation workload's time to first token
     # and decode per token), no geomean, and why, with each series' own (intervals.pooled_mean).
     geomean_unpooled: str = ""
+    geomean_series: tuple[GeoMean, ...] = ()  # then each series' own mean, its quantity named
     # The synthetic runs of each side ("before"/"after" -> run ids): named on the first line.
     synthetic: dict[str, list[str]] = field(default_factory=dict)
     # The runs of each side whose workload says its weights are made up (WEIGHTS_ORIGIN
@@ -746,9 +747,19 @@ class RunDiff:
         if not judged:
             return f"{text}; {nothing_judged(len(self.timings))}"
         undecided = sum(1 for t in self.timings if not t.judged)
+        # No one cell changed clearly, but their mean can: small changes alike in every cell.
+        moved = [m for m in self.judged_means if m.verdict in ("faster", "slower")]
+        means = "".join(
+            f", but the geometric mean{f' of {m.quantity}' if m.quantity else ''} is judged {m.verdict}" for m in moved
+        )
         if not undecided:
-            return f"{text}; no clear change"
-        return f"{text}; no clear change among the {judged} judged, and {undecided} decide nothing"
+            return f"{text}; no clear change in any one timing{means}" if means else f"{text}; no clear change"
+        return f"{text}; no clear change among the {judged} judged{means}, and {undecided} decide nothing"
+
+    @property
+    def judged_means(self) -> tuple[GeoMean, ...]:
+        """The geometric mean, or where the ratios are of several quantities, each one's own."""
+        return (self.geomean,) if self.geomean is not None else self.geomean_series
 
     @property
     def geomean_line(self) -> str:
@@ -986,7 +997,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             f"inputs of {cells.declared_inputs} cell{'s' if cells.declared_inputs != 1 else ''} identified by "
             "declaration only, not verified (the files differ in bytes and a log has no content hash)"
         )
-    result.geomean, result.geomean_unpooled = pooled_mean(_judge_timings(cells.timed))
+    result.geomean, result.geomean_unpooled, result.geomean_series = pooled_mean(_judge_timings(cells.timed))
     result.versions = version_changes(first.versions, last.versions)
     result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
     return result
@@ -1492,6 +1503,15 @@ def _named(items: Sequence[str], most: int = 5) -> str:
     return ", ".join(items[:most]) + (f" and {len(items) - most} more" if len(items) > most else "")
 
 
+def _slower_means(diff: RunDiff) -> list[str]:
+    """The geometric means judged slower (the pooled one, or each series' own), named."""
+    return [
+        "the geometric mean" + (f" of {m.quantity}" if m.quantity else "")
+        for m in diff.judged_means
+        if m.verdict == "slower"
+    ]
+
+
 def _undecided_reasons(diff: RunDiff) -> list[str]:
     """What the strict gate refuses beyond 'worse': what 'worse' leaves ungated (a cell judged
     slower with one run a side; a timing that decides nothing whose later median is higher),
@@ -1506,8 +1526,7 @@ def _undecided_reasons(diff: RunDiff) -> list[str]:
                 f"{len(slower)} cell(s) judged slower with one run a side, whose intervals cover sampling within "
                 f"the two runs only: {_named(slower)}"
             )
-        if diff.geomean is not None and diff.geomean.verdict == "slower":
-            reasons.append("the geometric mean judged slower with one run a side")
+        reasons += [f"{words} judged slower with one run a side" for words in _slower_means(diff)]
     higher = [t for t in diff.timings if not t.judged and t.after_s > t.before_s]
     if higher:
         reasons.append(
@@ -1570,8 +1589,7 @@ def _worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
         reasons.append(f"disposition {diff.disposition[0]} -> {diff.disposition[1]}")
     slower = [t.name for t in diff.timings if t.judged and t.verdict == "slower"]
     speed = [f"{len(slower)} cell(s) judged slower"] if slower else []
-    if diff.geomean is not None and diff.geomean.verdict == "slower":
-        speed.append("the geometric mean judged slower")
+    speed += [f"{words} judged slower" for words in _slower_means(diff)]
     # A timing that decides nothing (unstable, not classified, flagged) gates nothing, whichever
     # way it moved: the ones whose later median is higher are named, so that a pass of the gate
     # is not read as "no slower cell".
