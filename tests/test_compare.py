@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import random
@@ -1222,6 +1223,12 @@ def test_sample_comparison_names_the_cuda_weights_hash_as_file_bytes(tmp_path: P
         (lambda: speed_words(0.99494, 0.99106, 0.99900), "1.005x faster"),
         (lambda: speed_words(1.00495, 1.001, 1.009), "1.005x slower"),
         (lambda: speed_words(1.25, 1.2, 1.3), "1.25x slower"),
+        # A change of 3 parts in a million (3 us in 1 s, nanosecond jitter): the interval read
+        # "1 to 1" beside "slower", its ends cut at six digits.
+        (lambda: " to ".join(interval_text(1.0000029895, 1.0000030185)), "1.00000299 to 1.00000302"),
+        (lambda: estimate_text(1.000003, 1.0000029895, 1.0000030185, ".3f", "x"), "1.000003x"),
+        (lambda: speed_words(1.000003, 1.0000029895, 1.0000030185), "1.000003x slower"),
+        (lambda: " to ".join(interval_text(0.99999999997, 0.99999999999)), "0.99999999997 to 0.99999999999"),
     ],
 )
 def test_ratio_words_never_round_a_change_to_one_or_call_a_straddling_interval_one_way(
@@ -1267,3 +1274,36 @@ def test_a_speedup_over_loops_of_unjudged_contention_or_other_threads_is_not_giv
     assert speedups["(2, 16)"]["candidate_flag"] == "not compared: CPU wait not recorded: contention not judged"
     assert speedups["(1, 32)"]["candidate"] is not None and speedups["(1, 32)"]["candidate_flag"] is None
     assert all(speedups[shape]["baseline"] is not None for shape in ("(1, 16)", "(2, 16)", "(1, 32)"))
+
+
+def test_a_ratio_beyond_a_float_is_no_figure_in_the_csv_as_in_the_json(tmp_path: Path) -> None:
+    """A review: a baseline of subnormal warm times (about 1e-310 s) against 0.1 s gives a ratio
+    beyond a float; compare.json wrote null and the page 'out of range', compare-details.csv 'inf'.
+    Against 1 ms the ratio (1e307) is a float but beyond judging: the page said 'out of range' and
+    both exports gave the figure."""
+    for scale in (100.0, 1.0):
+        _assert_out_of_range_is_no_figure(tmp_path / str(scale), scale)
+
+
+def _assert_out_of_range_is_no_figure(tmp_path: Path, scale: float) -> None:
+    before, after = timing_log("tiny-baseline", seed=1), timing_log("normal", seed=2, scale=scale)
+    rng = random.Random(3)
+    timed = next(e for e in before if e["kind"] == "timing" and "warm" in e)
+    timed["warm"] = _warm([1e-310 * (1 + 0.01 * rng.gauss(0.0, 1.0)) for _ in range(30)])
+    paths = []
+    for name, events in (("before", before), ("after", after)):
+        path = tmp_path / name / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(events), encoding="utf-8")
+        paths.append(path)
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(main, ["compare", *map(str, paths), "--out", str(out), "--format", "md,json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    cell = next(c for c in data["cells"] if c["case"] == timed["case"])
+    assert cell["timing"]["warm"]["ratio"] is None
+    assert "out of range" in (out / "compare.md").read_text(encoding="utf-8")
+    rows = list(csv.DictReader((out / "compare-details.csv").read_text(encoding="utf-8").splitlines()))
+    row = next(r for r in rows if r["case"] == timed["case"])
+    assert row["warm_ratio"] == ""
+    assert not [(r["case"], k) for r in rows for k, v in r.items() if v in ("inf", "-inf", "nan")]

@@ -478,12 +478,17 @@ def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean
     return None, f"not pooled, the ratios being of different quantities; each: {'; '.join(parts)}", tuple(means)
 
 
+# The most significant digits a ratio or an end is shown with: as many as a float holds, so
+# that ends a few parts in a million from 1 (a change of 3 µs in 1 s) still read apart and away from 1.
+MOST_DIGITS = 15
+
+
 def interval_text(low: float, high: float) -> tuple[str, str]:
-    """Both ends with just enough significant digits (3 to 6) to tell them apart and to keep an
-    end that is not 1 from reading as 1 (an interval below 1 never reads '0.5 to 1')."""
+    """Both ends with just enough significant digits (3 to MOST_DIGITS) to tell them apart and
+    to keep an end that is not 1 from reading as 1 (an interval below 1 never reads '0.5 to 1')."""
     if not (judgeable(low) and judgeable(high)):
         return ratio_number(low), ratio_number(high)
-    for digits in range(3, 7):
+    for digits in range(3, MOST_DIGITS + 1):
         a, b = f"{low:.{digits}g}", f"{high:.{digits}g}"
         if a != b and (a != "1" or low == 1) and (b != "1" or high == 1):
             return a, b
@@ -491,14 +496,14 @@ def interval_text(low: float, high: float) -> tuple[str, str]:
 
 
 def estimate_text(value: float, low: float | None, high: float | None, spec: str = ".3g", unit: str = "") -> str:
-    """The estimate as ``spec`` shows it, or with as many more significant digits (up to 7) as
+    """The estimate as ``spec`` shows it, or with as many more significant digits (up to MOST_DIGITS) as
     it takes to read inside its interval as ``interval_text`` shows it: 0.052403 in 0.05222 to
     0.05276 reads 0.0524, never 0.052 beside '0.0522 to 0.0528'."""
     text = ratio_number(value, spec)
     if low is None or high is None or not (judgeable(low) and judgeable(high) and judgeable(value)):
         return text + unit if text != OUT_OF_RANGE else text
     shown_low, shown_high = (float(end) for end in interval_text(low, high))
-    for digits in range(3, 8):
+    for digits in range(3, MOST_DIGITS + 1):
         if shown_low <= float(text) <= shown_high:
             break
         text = f"{value:.{digits}g}"
@@ -534,9 +539,9 @@ def speed_words(ratio: float, low: float | None = None, high: float | None = Non
             ends = tuple(float(end) for end in interval_text(1 / high, 1 / low))
         elif low > 1 and ratio > 1:
             ends = tuple(float(end) for end in interval_text(low, high))
-    # Enough digits that a factor that is not 1 never reads '1x faster' (3 to 7 significant),
-    # nor outside the interval shown beside it.
-    for digits in range(3, 8):
+    # Enough digits that a factor that is not 1 never reads '1x faster' (3 to MOST_DIGITS
+    # significant), nor outside the interval shown beside it.
+    for digits in range(3, MOST_DIGITS + 1):
         shown = f"{factor:.{digits}g}"
         if shown != "1" and (ends is None or ends[0] <= float(shown) <= ends[1]):
             break

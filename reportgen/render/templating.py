@@ -316,11 +316,14 @@ def csv_field(value: Any) -> str:
     """One field as csv.writer's minimal quoting writes it (None empty, a number as str gives it),
     with two differences: a field with a bare carriage return is quoted too (csv.writer before
     Python 3.11.9 leaves it bare when lines end in a newline, which splits the row), and text
-    that starts like a formula (FORMULA_START) takes a leading '."""
+    that starts like a formula (FORMULA_START) takes a leading ', and a float that is not finite
+    is left empty, as the JSON exports write null (never inf or nan)."""
     if value is None:
         return ""
     if isinstance(value, str):
         text = "'" + value if value.startswith(FORMULA_START) else value
+    elif type(value) is float and not math.isfinite(value):
+        return ""
     else:
         text = str(value)
     return '"' + text.replace('"', '""') + '"' if _QUOTED.search(text) else text
