@@ -200,6 +200,28 @@ def test_page_that_is_a_symlink_is_replaced_not_written_through(area: tuple[Path
     )
 
 
+def test_files_with_other_hard_links_are_replaced_not_written_through(area: tuple[Path, Path, Path]) -> None:
+    """A review: a rebuild wrote into every page in place, so a snapshot of the site made with
+    hard links (cp -al, rsync --link-dest) changed with it (its index without a run whose page
+    it still held), and a state file hard-linked to a file outside --out was overwritten."""
+    runs, out, victim = area
+    snapshot_dir = out.parent / "snapshot"
+    snapshot_dir.mkdir()
+    for page in (out / "index.html", out / STATE_NAME):
+        os.link(page, snapshot_dir / page.name)
+    os.unlink(out / "index.json")
+    os.link(victim / "keep.txt", out / "index.json")
+    before = {p.name: p.read_bytes() for p in snapshot_dir.iterdir()}
+    shutil.rmtree(runs / "synthetic_mismatch")
+    result = invoke(["site", runs, "--out", out])
+    assert result.code == 0, result.output
+    assert {p.name: p.read_bytes() for p in snapshot_dir.iterdir()} == before
+    assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
+    assert b"synthetic-mismatch" in before["index.html"]
+    assert "synthetic-mismatch" not in (out / "index.html").read_text(encoding="utf-8")
+    assert "synthetic-complete" in (out / "index.json").read_text(encoding="utf-8")
+
+
 def test_stale_run_folder_that_is_a_symlink_only_loses_the_link(area: tuple[Path, Path, Path]) -> None:
     runs, out, victim = area
     state = _state(out)

@@ -595,7 +595,9 @@ def write_inside(root: Path, path: Path, data: bytes) -> bool:
     """Write data at path, which lies under root, unless it holds exactly these bytes already.
 
     True when written. A symlink at path is replaced by a plain file (the link itself is in
-    the output folder; its target is left alone); a folder, FIFO or device there is refused.
+    the output folder; its target is left alone), and so is a file with other hard links (a
+    snapshot made with ``cp -al`` or ``rsync --link-dest``, a link to a file elsewhere: writing
+    into it would change them too); a folder, FIFO or device there is refused.
     """
     make_folder(root)
     _check_parents(root, path)
@@ -607,6 +609,8 @@ def write_inside(root: Path, path: Path, data: bytes) -> bool:
             with open_regular(path, len(data)) as stream:
                 if stream.read() == data:
                     return False
+        if not stat.S_ISLNK(st.st_mode) and st.st_nlink > 1:
+            os.unlink(path)
     try:
         fd = os.open(
             path,
