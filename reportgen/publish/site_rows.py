@@ -13,7 +13,7 @@ Format (``ROWS_FORMAT``)::
      "strings": [...],            # every repeated text once
      "rows": [[workload, workload_slug, run_id, slug, flags, intended, target, family,
                torch, stack, started, outcome, headline, scope, passed, not_passed,
-               device, count per status...], ...]}
+               device, adapter, count per status...], ...]}
 
 ``stack`` is the version of the run's own target stack (``RunSummary.stack_version``: the
 first version column of its backend descriptor, torch_neuronx on neuron). Texts that repeat
@@ -23,7 +23,8 @@ is 1 for a synthetic run, plus 2 for an incomplete one, plus 4 when ``run_id`` l
 leading "<workload>-" or 8 when it leaves out "<workload>-<target>-", plus 16 when a timing of
 the run decides nothing (``RunSummary.timing_undecided``), plus 32 when its performance
 acceptance is stopped (``RunSummary.performance_stopped``); ``intended`` is -1 when
-not recorded. ``started`` is the start time in UTC to the second: the first such row holds
+not recorded; ``adapter`` is the run's adapter note (``RunSummary.adapter_note``: the collector's
+adapter for its backend has met no hardware), -1 when it has none. ``started`` is the start time in UTC to the second: the first such row holds
 seconds since 1970, each later one the difference from the row before that had one (rows
 whose time is not an ISO time hold the text as logged). The rows are newest first, as
 index.json.
@@ -42,7 +43,7 @@ from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import RunSummary
 from reportgen.render.templating import visible_data
 
-ROWS_FORMAT = 2  # 2: the device name after not_passed
+ROWS_FORMAT = 3  # 2: the device name after not_passed; 3: the adapter note after the device
 FIRST_ROWS = 100  # rows written as HTML in index.html
 ROWS_GLOBAL = "reportgenRuns"
 
@@ -115,6 +116,7 @@ def rows_data(summaries: list[RunSummary], outcomes: dict[str, tuple[str, str]])
                 passed,
                 sum(s.counts.values()) - passed,
                 ref(s.device),
+                ref(s.adapter_note) if s.adapter_note else -1,
                 *(s.counts.get(name, 0) for name in STATUS_ORDER),
             ]
         )

@@ -41,7 +41,7 @@
   // --- the model: one entry per run, with each column's sort value and the text to filter ---
   var runs = [];
   var data = window.reportgenRuns;
-  if (data && data.format === 2) {
+  if (data && data.format === 3) {
     var previous = null;
     runs = data.rows.map(function (r) {
       var run = fromData(data, r, previous);
@@ -69,7 +69,8 @@
     if (flags & 8) { runId = workload + "-" + target + "-" + runId; } else if (flags & 4) { runId = workload + "-" + runId; }
     var seconds = typeof r[10] === "number" ? (previous === null ? r[10] : previous - r[10]) : null;
     var stamp = seconds === null ? r[10] : new Date(seconds * 1000).toISOString().slice(0, 19) + "Z";
-    var passed = r[14], notPassed = r[15], device = s[r[16]], counts = r.slice(17);
+    var passed = r[14], notPassed = r[15], device = s[r[16]], counts = r.slice(18);
+    var adapter = r[17] < 0 ? null : s[r[17]];  // the run's adapter has met no hardware
     var shortId = flags & 8 ? r[2] : runId;  // the row's workload and target columns say the rest
     var slug = tail.length === 8 ? runId + "-" + tail : tail;
     var started = UTC.test(stamp) ? stamp.slice(0, 19).replace("T", " ") : stamp;
@@ -84,7 +85,7 @@
     var differs = intended !== null && intended !== target;
     var values = [workload, runId + tags, target, device || "not recorded", torch, neuronx,
       stamp, outcome].concat(counts.map(String));
-    var text = [workload, runId + tags, where, differs ? "≠ intended " + intended : "", device || "not recorded", torch, neuronx,
+    var text = [workload, runId + tags, where, differs ? "≠ intended " + intended : "", adapter ? "adapter untried on hardware" : "", device || "not recorded", torch, neuronx,
       started, symbol + " " + label, headline, scopeLines.join(" ")].concat(counts.map(String)).join(" ").toLowerCase();
 
     function node() {
@@ -110,6 +111,10 @@
       if (differs) {
         td.appendChild(document.createTextNode(" "));
         td.appendChild(el("span", "≠ intended " + intended, { "class": "tag target-differs", title: "the plan is meant for " + intended + ": this run is not evidence for it" }));
+      }
+      if (adapter) {
+        td.appendChild(document.createTextNode(" "));
+        td.appendChild(el("span", "adapter untried on hardware", { "class": "tag adapter-untried", title: adapter }));
       }
       tr.appendChild(td);
       td = el("td");
