@@ -44,13 +44,34 @@ def test_site_run_page_links_its_files_and_they_exist(tmp_path: Path) -> None:
 def test_traces_not_copied_say_why(tmp_path: Path) -> None:
     log = _copy_run(tmp_path)
     judged = judge_log(log)
-    files, _ = copy_run_files(judged, tmp_path / "small-cap", trace_cap=10)
+    files, _, _ = copy_run_files(judged, tmp_path / "small-cap", trace_cap=10)
     assert all(f.href == "" and "over the" in f.note for f in files if f.label.startswith("Trace"))
     trace = next((log.parent / "traces").iterdir())
-    trace.write_bytes(trace.read_bytes() + b" ")
-    files, _ = copy_run_files(judge_log(log), tmp_path / "tampered")
+    data = trace.read_bytes()
+    trace.write_bytes(bytes([data[0] ^ 1]) + data[1:])  # the same size, other bytes
+    files, _, _ = copy_run_files(judge_log(log), tmp_path / "tampered")
     assert any("no longer has the sha256" in f.note for f in files)
     assert not (tmp_path / "tampered" / "traces" / trace.name).exists()
+
+
+def test_a_log_that_under_states_its_traces_sizes_copies_none_of_them(tmp_path: Path) -> None:
+    """A review: the caps (200 MB a run, 2 GB a build) were held to the sizes the log claimed,
+    so a log that said 1 byte for each 24 MB trace had all of them copied; only the 25 MB cap of
+    one trace looked at the file. Each trace is now taken at its size on disk."""
+    log = _copy_run(tmp_path)
+    lines = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        if event["kind"] == "profile":
+            for trace in event["traces"]:
+                trace["bytes"] = 1
+        lines.append(json.dumps(event))
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    files, written, traced = copy_run_files(judge_log(log), tmp_path / "page")
+    notes = [f.note for f in files if f.label.startswith("Trace")]
+    assert notes and all(note.startswith("not copied:") and "not the 1 the log recorded" in note for note in notes)
+    assert traced == 0 and not (tmp_path / "page" / "traces").exists()
+    assert [p.name for p in written] == ["events.jsonl"]
 
 
 def test_a_trace_path_outside_the_run_is_never_read(tmp_path: Path) -> None:
@@ -65,7 +86,7 @@ def test_a_trace_path_outside_the_run_is_never_read(tmp_path: Path) -> None:
             event["traces"][0].update(path="../../secret.json", bytes=2, sha256=digest)
         lines.append(json.dumps(event))
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    files, written = copy_run_files(judge_log(log), tmp_path / "page")
+    files, written, _ = copy_run_files(judge_log(log), tmp_path / "page")
     assert any("not a regular file inside the run folder" in f.note for f in files)
     assert all("secret" not in str(p) for p in written)
 
@@ -145,7 +166,7 @@ def test_a_trace_a_browser_would_run_as_a_page_is_copied_under_an_inert_name(tmp
         log,
         [{"path": f"traces/{name}", "kind": "chrome_trace", "bytes": len(page), "sha256": digest} for name in names],
     )
-    files, written = copy_run_files(judge_log(log), tmp_path / "page")
+    files, written, _ = copy_run_files(judge_log(log), tmp_path / "page")
     copied = sorted(p.name for p in written if p.parent.name == "traces")
     # Every ending counts (a second review: 'evil.html.gz' kept its name, typed text/html by its inner one).
     # A name with other inner endings (torch's own 'host_1.17.pt.trace.json') keeps it (a third review).
@@ -177,7 +198,7 @@ def test_a_file_listed_as_many_traces_is_copied_once_and_all_copies_are_capped(t
     digest = hashlib.sha256(sparse.read_bytes()).hexdigest()
     entry = {"path": "traces/big.json", "kind": "chrome_trace", "bytes": 3_000_000, "sha256": digest}
     _listed(log, [dict(entry) for _ in range(50)])
-    files, written = copy_run_files(judge_log(log), tmp_path / "page")
+    files, written, _ = copy_run_files(judge_log(log), tmp_path / "page")
     assert [p.name for p in written if p.parent.name == "traces"] == ["big.json"]
     traces = [f for f in files if f.label.startswith("Trace")]
     assert len(traces) == 50 and {f.href for f in traces} == {"traces/big.json"}
@@ -196,7 +217,7 @@ def test_a_file_listed_as_many_traces_is_copied_once_and_all_copies_are_capped(t
             }
         )
     _listed(log, others)
-    files, written = copy_run_files(judge_log(log), tmp_path / "capped", run_cap=7_000_000)
+    files, written, _ = copy_run_files(judge_log(log), tmp_path / "capped", run_cap=7_000_000)
     assert sorted(p.name for p in written if p.parent.name == "traces") == ["other0.json", "other1.json"]
     refused = [f for f in files if f.label.startswith("Trace") and not f.href]
     assert len(refused) == 2 and all("would take the traces copied over their cap" in f.note for f in refused)
@@ -217,3 +238,13 @@ def test_a_site_build_copies_traces_within_one_cap_for_all_its_runs(tmp_path: Pa
     assert len(copied) == 1, copied
     pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "site" / "runs").glob("*/index.html"))
     assert "would take the traces copied over their cap" in pages
+
+
+def test_copying_again_into_the_same_page_writes_nothing_and_says_so(tmp_path: Path) -> None:
+    """A review: a re-judged run's unchanged traces were counted among the files written ("9
+    files written" where one file changed)."""
+    log = _copy_run(tmp_path)
+    files, written, traced = copy_run_files(judge_log(log), tmp_path / "page")
+    assert any(p.parent.name == "traces" for p in written) and traced > 0
+    again, rewritten, traced_again = copy_run_files(judge_log(log), tmp_path / "page")
+    assert rewritten == [] and traced_again == traced and again == files

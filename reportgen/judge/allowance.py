@@ -34,13 +34,17 @@ def ratio(stats: ErrorStats | None) -> float | None:
 class Allowance:
     """A cell's largest difference over its allowance, in the quantity that judged it."""
 
-    ratio: float  # math.inf where no number states how far (``infinite`` says why)
+    ratio: float  # math.inf where no number states how far (``infinite`` says why, "" for an overflow)
     what: str  # the quantity: an output's name, "gradient of W at step 2", "updated W (rule)"
     infinite: str = ""  # NOT_FINITE or ZERO_ALLOWANCE when ``ratio`` is infinite, else ""
 
 
 def _why_infinite(stats: ErrorStats) -> str:
-    return NOT_FINITE if stats.diff_at_worst is None or stats.allowed_at_worst is None else ZERO_ALLOWANCE
+    """Why no number states how far (""): a finite quotient too large for a float, which the
+    chart lists as out of range rather than drawing it at its mark."""
+    if stats.diff_at_worst is None or stats.allowed_at_worst is None:
+        return NOT_FINITE
+    return ZERO_ALLOWANCE if stats.allowed_at_worst == 0 else ""
 
 
 def worst_over_allowance(cell: CellRecord) -> Allowance | None:
@@ -79,6 +83,6 @@ def worst_over_allowance(cell: CellRecord) -> Allowance | None:
 
 def _logged(value: float | None, what: str) -> Allowance:
     """A ratio the collector logged (None: its difference was not finite)."""
-    if value is None or math.isinf(value):
+    if value is None:
         return Allowance(math.inf, what, NOT_FINITE)
     return Allowance(value, what)

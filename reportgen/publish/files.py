@@ -48,13 +48,15 @@ def copy_run_files(
     root: Path | None = None,
     max_bytes: int = DEFAULT_MAX_LOG_BYTES,
     run_cap: int = RUN_TRACES_CAP_BYTES,
-) -> tuple[list[RunFile], list[Path]]:
-    """Copy the log and its traces beside the page; return the links to show and what was written.
+) -> tuple[list[RunFile], list[Path], int]:
+    """Copy the log and its traces beside the page; return the links to show, what was written
+    (a file that already held these bytes is not) and the bytes of the traces linked.
 
     Each file is copied once, however many trace entries name it, each within ``trace_cap`` and
     all within ``run_cap`` (a sparse file of a few bytes on disk, listed many times, would
-    otherwise be written out in full again and again); a name whose ending a browser could serve
-    as a page or a script gets INERT appended (TRACE_ENDINGS).
+    otherwise be written out in full again and again), each cap held to the size on disk (a log
+    that under-states a trace's bytes copies nothing more); a name whose ending a browser could
+    serve as a page or a script gets INERT appended (TRACE_ENDINGS).
     Nothing is written outside ``root`` (the site's output folder; default: page_dir). The log is
     read again as every log is read: a regular file within ``max_bytes`` (one swapped since it
     was judged for a FIFO, a device or a larger file is refused, NotReadable, never waited on)."""
@@ -67,7 +69,7 @@ def copy_run_files(
     log = judged.log
     if not isinstance(log, Path):
         files.append(RunFile("Event log", "", f"not copied: it stays in the object store at {log}"))
-        return files, written
+        return files, written, 0
     data = read_bounded(log, max_bytes, LOG_LIMIT_OPTION)
     if write_bytes_if_changed(page_dir / "events.jsonl", data, root or page_dir):
         written.append(page_dir / "events.jsonl")
@@ -87,18 +89,27 @@ def copy_run_files(
                 if found in copied:
                     files.append(RunFile(label, *copied[found]))
                     continue
-                if trace.bytes > left:
-                    files.append(RunFile(label, "", _over_cap(trace.bytes, trace.sha256)))
+                size = found.stat().st_size
+                if size != trace.bytes:
+                    files.append(RunFile(label, "", _not_as_logged(trace.path, size, trace.bytes, trace.sha256)))
                     continue
-                link, why = _copy_trace(
-                    found, trace.path, trace.bytes, trace.sha256, page_dir, used, trace_cap, root or page_dir
+                if size > left:
+                    files.append(RunFile(label, "", _over_cap(size, trace.sha256)))
+                    continue
+                link, why, wrote = _copy_trace(
+                    found, trace.path, size, trace.sha256, page_dir, used, trace_cap, root or page_dir
                 )
                 if link:
-                    written.append(page_dir / link)
+                    if wrote:
+                        written.append(page_dir / link)
                     copied[found] = (link, why)
-                    left -= trace.bytes
+                    left -= size
                 files.append(RunFile(label, link, why))
-    return files, written
+    return files, written, run_cap - left
+
+
+def _not_as_logged(logged: str, size: int, claimed: int, sha256: str) -> str:
+    return f"not copied: {logged} holds {size} bytes, not the {claimed} the log recorded; sha256 {sha256}"
 
 
 def _over_cap(size: int, sha256: str) -> str:
@@ -121,12 +132,14 @@ def _trace_source(run_dir: Path, logged: str) -> Path | str:
 
 def _copy_trace(
     resolved: Path, logged: str, size: int, sha256: str, page_dir: Path, used: dict[str, int], cap: int, root: Path
-) -> tuple[str, str]:
+) -> tuple[str, str, bool]:
+    """The link to the trace's copy and its note ("" and why not, when not copied), and whether
+    its bytes were written (False: the copy already held them). ``size``: its size on disk."""
     if size > cap:
-        return "", f"not copied: {size / 1e6:.1f} MB is over the {cap / 1e6:.0f} MB cap; sha256 {sha256}"
+        return "", f"not copied: {size / 1e6:.1f} MB is over the {cap / 1e6:.0f} MB cap; sha256 {sha256}", False
     data = resolved.read_bytes() if resolved.stat().st_size <= cap else b""
     if hashlib.sha256(data).hexdigest() != sha256:
-        return "", f"not copied: {logged} no longer has the sha256 the log recorded"
+        return "", f"not copied: {logged} no longer has the sha256 the log recorded", False
     # The logged name, its last 100 characters (a file name stays far below the 255 a file
     # system takes), numbered when another trace took it: traces of many cells may share one
     # name in folders of their own.
@@ -142,5 +155,5 @@ def _copy_trace(
         name = f"{number}-{base}"
     used[base] = number
     used.setdefault(name, 1)
-    write_bytes_if_changed(page_dir / "traces" / name, data, root)
-    return f"traces/{name}", f"{len(data)} bytes, sha256 {sha256}"
+    wrote = write_bytes_if_changed(page_dir / "traces" / name, data, root)
+    return f"traces/{name}", f"{len(data)} bytes, sha256 {sha256}", wrote

@@ -1149,10 +1149,10 @@ def _render_runs(
             continue
         page_dir = out_dir / "runs" / entry.summary.slug
         try:
-            files, copied = copy_run_files(
+            files, copied, traced = copy_run_files(
                 judged, page_dir, root=out_dir, max_bytes=max_bytes, run_cap=min(RUN_TRACES_CAP_BYTES, traces_left)
             )
-            traces_left -= sum(path.stat().st_size for path in copied if path.parent.name == "traces")
+            traces_left -= traced
             result.written += copied
             pages = render_report(
                 judged,
