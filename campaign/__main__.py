@@ -12,13 +12,14 @@ import re
 import shlex
 import stat
 import sys
+import textwrap
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
 from campaign import kubernetes, slurm
-from collector.arguments import path_argument
+from collector.arguments import Parser, path_argument
 from collector.visible import terminal, visible
 from campaign.ledger import (
     LEDGER_DIR,
@@ -99,9 +100,43 @@ examples:
 """
 
 
-class _Parser(argparse.ArgumentParser):
+SUBMIT_EXAMPLES = """\
+examples:
+  python -m campaign submit campaign.toml --scheduler slurm --dry-run     # write, do not submit
+  python -m campaign submit campaign.toml --scheduler slurm               # write and sbatch it
+  python -m campaign submit campaign.toml --scheduler slurm --list        # the tasks, one a line
+  python -m campaign submit campaign.toml --scheduler kubernetes --out jobs.json && kubectl create -f jobs.json
+"""
+RESUME_EXAMPLES = """\
+examples:
+  python -m campaign resume campaign.toml --scheduler slurm --dry-run     # what would be submitted again
+  python -m campaign resume campaign.toml --scheduler slurm               # the failed, stopped, lost, unverified
+  python -m campaign resume campaign.toml --scheduler slurm --include-unrecorded   # and those with no record
+"""
+STATUS_EXAMPLES = """\
+examples:
+  python -m campaign status nightly.planned.json                          # one line a task
+  python -m campaign status nightly.planned.json --format json            # for a script
+  python -m campaign status s3://bucket/runs/_campaigns/nightly           # the destination's own ledger
+"""
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """The description wrapped as usual; the epilog's example lines kept as written."""
+
+    def add_text(self, text: str | None) -> None:
+        if text and text is not argparse.SUPPRESS and not text.startswith(("examples:", "exit codes:")):
+            text = textwrap.fill(" ".join(text.split()), max(self._width - self._current_indent, 40))
+        super().add_text(text)
+
+
+class _Parser(Parser):
     """argparse's parser, but a help or usage text that cannot be written is an OutputError (or
-    BrokenPipeError), as any other output: argparse drops the error and exits 0."""
+    BrokenPipeError), as any other output: argparse drops the error and exits 0; and a missing
+    required option is said after the options no parser knows (a misspelled --scheduler)."""
+
+    def error(self, message: str) -> Any:
+        super().error(self.with_unrecognized(message))
 
     def _print_message(self, message: str, file: Any = None) -> None:
         if not message:
@@ -122,12 +157,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "Kubernetes Indexed Job completions, keep a ledger of every planned task in the destination, "
         "print it, and resubmit the tasks that ran and did not finish well. See docs/campaigns.md.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_Formatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{submit,status,resume}")
     submit = commands.add_parser(
         "submit",
         allow_abbrev=False,
+        epilog=SUBMIT_EXAMPLES,
+        formatter_class=_Formatter,
         help="write the scheduler's input and submit it (Slurm) or print how (Kubernetes)",
         description="Write the scheduler's input, the task script, the task list and NAME.planned.json, "
         "then submit with sbatch (Slurm), or print the kubectl create command (Kubernetes). "
@@ -140,6 +177,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     resume = commands.add_parser(
         "resume",
         allow_abbrev=False,
+        epilog=RESUME_EXAMPLES,
+        formatter_class=_Formatter,
         help="submit again the tasks that ran and did not finish well",
         description="Read the ledger and submit again, as the next submission of the same campaign id, "
         "the tasks that ran and did not finish well (failed, stopped, lost or unverified) and those sbatch "
@@ -188,6 +227,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     status = commands.add_parser(
         "status",
         allow_abbrev=False,
+        epilog=STATUS_EXAMPLES,
+        formatter_class=_Formatter,
         help="print the ledger: every planned task and its latest attempt",
         description="Print the ledger: every planned task (done, failed, stopped, running, lost, "
         f"planned: {UNRECORDED_WORDS}, or unverified: done by its record, but no run it names at the "

@@ -86,7 +86,7 @@ def _tell(message: str) -> None:
 class _Parser(Parser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """One line instead of the usage block."""
-        _tell(f"collector: {message} (see python -m collector --help)")
+        _tell(f"collector: {self.with_unrecognized(message)} (see python -m collector --help)")
         raise SystemExit(2)
 
 

@@ -41,7 +41,10 @@ EXPORT_CHECKS = ("aten::_assert", "aten::sym_constrain_range")
 
 class _Parser(Parser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"collector inspect: {message} (see python -m collector inspect --help)", file=sys.stderr)
+        print(
+            f"collector inspect: {self.with_unrecognized(message)} (see python -m collector inspect --help)",
+            file=sys.stderr,
+        )
         raise SystemExit(2)
 
 

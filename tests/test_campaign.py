@@ -1048,6 +1048,50 @@ def test_help_teaches(tmp_path: Path) -> None:
         [sys.executable, "-m", "campaign", "submit", "--help"], cwd=REPO, capture_output=True, text=True
     )
     assert proc.returncode == 0 and "--scheduler" in proc.stdout and "--dry-run" in proc.stdout
+    # Each subcommand's help ends with examples of its own (they were only at the top), and its
+    # description is still wrapped to the terminal.
+    for command in ("submit", "status", "resume"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "campaign", command, "--help"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "100"},
+        )
+        assert proc.returncode == 0
+        examples = proc.stdout.split("\nexamples:\n", 1)[1]
+        assert examples.count(f"python -m campaign {command} ") >= 2, proc.stdout
+        assert max(len(line) for line in proc.stdout.split("\nexamples:\n", 1)[0].splitlines()) <= 100
+
+
+def test_a_misspelled_required_option_is_named(tmp_path: Path) -> None:
+    """A review: `--schedular slurm` read only "the following arguments are required:
+    --scheduler" (argparse checks the required options before unknown ones), as did the
+    collector's `--workloda` and `inspect --workloda`."""
+    for argv, said in (
+        (["campaign", "submit", str(EXAMPLE), "--schedular", "slurm"], "unrecognized arguments: --schedular"),
+        (["collector", "--workloda", "x.toml", "--list"], "unrecognized arguments: --workloda"),
+        (["collector", "inspect", "--workloda=x.toml"], "unrecognized arguments: --workloda=x.toml"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", *argv],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        assert proc.returncode == 2, proc.stderr
+        last = proc.stderr.strip().splitlines()[-1]
+        assert said in last and "the following arguments are required" in last, proc.stderr
+    # With the required option given too, argparse names the unknown one itself.
+    proc = subprocess.run(
+        [sys.executable, "-m", "campaign", "submit", str(EXAMPLE), "--schedular", "slurm", "--scheduler", "slurm"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert proc.returncode == 2 and "unrecognized arguments: --schedular slurm" in proc.stderr
 
 
 # ---- the worked example in docs/campaigns.md ----------------------------------------------
