@@ -30,6 +30,7 @@ DATA = {
     ("reportgen.judge.disposition", "ScopeGroup"),
     ("reportgen.judge.judgement", "Judgement"),
     ("reportgen.judge.judgement", "OwnerExplanation"),
+    ("reportgen.judge.judgement", "SHOWN_CELLS"),  # how many cells the judge judges per-cell details for
     ("reportgen.judge.localization", "Localized"),
     ("reportgen.judge.nextstep", "Words"),
     ("reportgen.judge.timing_stability", "SYMBOL"),
@@ -54,6 +55,7 @@ FORMATTING = {
     ("reportgen.judge.intervals", "estimate_text"),  # a ratio with the digits to read inside its interval
     ("reportgen.judge.intervals", "interval_text"),  # an interval's two ends, told apart
     ("reportgen.judge.intervals", "ratio_number"),  # a ratio as a figure, or 'out of range'
+    ("reportgen.judge.intervals", "export_ratio"),  # the same for the exports: the figure, or None
     ("reportgen.judge.backend_docs", "version_keys"),  # which package versions a page lists (the constraint files')
 }
 ALLOWED = DATA | FORMATTING

@@ -82,6 +82,12 @@ def ratio_number(value: float, spec: str = ".3g", unit: str = "") -> str:
     return format(value, spec) + unit if value == 0 or judgeable(value) else OUT_OF_RANGE
 
 
+def export_ratio(value: float | None) -> float | None:
+    """A ratio as the exports write it (JSON, CSV): the figure ratio_number shows, or None (null,
+    an empty field) where ratio_number says OUT_OF_RANGE: never inf, nor a figure no page shows."""
+    return value if value is not None and (value == 0 or judgeable(value)) else None
+
+
 @dataclass(frozen=True)
 class RatioInterval:
     """Candidate time / baseline time for one cell, with its interval (None: too few samples)."""

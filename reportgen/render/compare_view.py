@@ -18,7 +18,7 @@ from reportgen.judge.comparison import (
     Side,
     compile_cost_text,
 )
-from reportgen.judge.intervals import CONFIDENCE, estimate_text, interval_text, judgeable, ratio_number
+from reportgen.judge.intervals import CONFIDENCE, estimate_text, export_ratio, interval_text, ratio_number
 from reportgen.judge.timing_stability import (
     FLAG as STABILITY_FLAG,
     SERIES_COLUMN,
@@ -630,7 +630,7 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
                 *(timing.medians if timing else (_passed(b, b.warm_median_s), _passed(c, c.warm_median_s))),
                 *(
                     (
-                        _figure(warm.ratio),
+                        export_ratio(warm.ratio),
                         warm.low,
                         warm.high,
                         timing.verdict,
@@ -642,11 +642,11 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
                 ),
                 _passed(b, b.cold_s),
                 _passed(c, c.cold_s),
-                _figure(timing.cold_ratio) if timing else None,
+                export_ratio(timing.cold_ratio) if timing else None,
                 timing.cold_note if timing else None,
                 _passed(b, b.compile_s),
                 _passed(c, c.compile_s),
-                _figure(timing.compile_ratio) if timing else None,
+                export_ratio(timing.compile_ratio) if timing else None,
                 speedup.baseline if speedup else None,
                 speedup.candidate if speedup else None,
                 timing.in_geomean if timing is not None else None,
@@ -669,19 +669,13 @@ def _series_details(cell: CellComparison, name: str) -> tuple[Any, ...]:
     return (
         series.baseline_median_s,
         series.candidate_median_s,
-        _figure(warm.ratio),
+        export_ratio(warm.ratio),
         warm.low,
         warm.high,
         series.verdict,
         series.in_geomean,
         "; ".join(series.flags),
     )
-
-
-def _figure(ratio: float | None) -> float | None:
-    """A ratio as the exports give it: None (null, an empty field) beyond judging, as the pages
-    say 'out of range' (never inf, nor a figure the pages do not show)."""
-    return ratio if ratio is not None and judgeable(ratio) else None
 
 
 def comparison_data(comparison: Comparison) -> dict[str, Any]:
@@ -697,9 +691,9 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
             raw["timing"]["verdict"] = cell.timing.verdict
             raw["timing"]["in_geomean"] = cell.timing.in_geomean
             for key in ("cold_ratio", "compile_ratio"):
-                raw["timing"][key] = _figure(raw["timing"][key])
+                raw["timing"][key] = export_ratio(raw["timing"][key])
             if raw["timing"]["warm"] is not None:
-                raw["timing"]["warm"]["ratio"] = _figure(raw["timing"]["warm"]["ratio"])
+                raw["timing"]["warm"]["ratio"] = export_ratio(raw["timing"]["warm"]["ratio"])
         if not cell.generation:  # only generation cells (1.2 logs) carry series ratios
             del raw["generation"]
         if not cell.replicate_statuses:  # only a cell whose replicates disagree carries their statuses
@@ -707,7 +701,7 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
         for series, item in zip(cell.generation, raw.get("generation", [])):
             item["verdict"] = series.verdict
             item["in_geomean"] = series.in_geomean
-            item["warm"]["ratio"] = _figure(item["warm"]["ratio"])
+            item["warm"]["ratio"] = export_ratio(item["warm"]["ratio"])
     if comparison.geomean is not None:
         data["geomean"]["cells"] = comparison.geomean_cells  # its "ratios" count a generation cell's two
         data["geomean"]["verdict"] = comparison.geomean.verdict
