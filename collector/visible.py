@@ -9,8 +9,11 @@ only, so the collector stays copyable on its own.
 
 Which characters: every control (Cc) and format (Cf) character, the line and paragraph
 separators (U+2028, U+2029) and lone surrogates, except those named in ``keep`` (tab and
-newline by default). The character class is written out, not built from ``unicodedata`` at
-import (a second of work); a test checks it against ``unicodedata`` for every code point.
+newline by default); every other default-ignorable code point (U+034F, Hangul fillers,
+variation selectors: a key with one appended reads as the key without it), and every space
+but the ASCII one (U+00A0, U+3000, ...) and U+2800, which read as a space. The character class
+is written out, not built from ``unicodedata`` at import (a second of work); a test checks it
+against ``unicodedata`` for every code point.
 """
 
 from __future__ import annotations
@@ -27,9 +30,19 @@ _HIDDEN = re.compile(
     "\ufeff\ufff9-\ufffb"  # Cf
     "\ud800-\udfff"  # lone surrogates (Cs)
     "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"  # Cf
-    "\U000e0001\U000e0020-\U000e007f"  # Cf: language tag and tag characters
+    "\U000e0000-\U000e0fff"  # Cf and default ignorable: language tag, tags, variation selectors
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2065\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8"  # default ignorable
+    "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800"  # spaces but U+0020 (Zs), and the braille blank
     "]"
 )
+# A space or a character not seen: two keys that differ only by these read alike (bare).
+_UNSEEN = re.compile(_HIDDEN.pattern[:-1] + " ]")
+
+
+def bare(text: str) -> str:
+    """``text`` without its spaces and the characters ``visible`` shows as ``<U+XXXX>``: how it
+    reads on a page, where two keys equal bare cannot be told apart."""
+    return _UNSEEN.sub("", text)
 
 
 def _shown(match: re.Match[str]) -> str:

@@ -221,3 +221,43 @@ def test_a_line_break_in_a_log_value_forges_no_line_of_diff_s_text(tmp_path: Pat
     assert done.exit_code == 0, done.output
     assert not any(line.startswith("FORGED") for line in done.output.splitlines()), done.output
     assert "FORGED: no criteria changed" in done.output  # shown, on the criterion's own line
+
+
+# Characters a page shows as nothing or as a plain space that are no control or format
+# character: default-ignorable ones (a combining grapheme joiner, Hangul fillers, variation
+# selectors, the Khmer inherent vowels) and the braille blank.
+UNSEEN = "\u034f\u115f\u1160\u17b4\u180b\u3164\ufe0f\uffa0\U000e0101\u2800"
+
+
+def test_characters_a_page_shows_as_nothing_or_a_space_are_shown_visibly() -> None:
+    """A review: a case key with U+034F (or U+3164, U+FE0F, U+00A0, ...) appended read exactly as
+    the key without it on every page and on the terminal; only Cc and Cf characters were shown."""
+    spaces = [chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Zs" and cp != 0x20]
+    assert spaces and all(visible(c) == f"<U+{ord(c):04X}>" for c in spaces)
+    assert all(visible(c) == f"<U+{ord(c):04X}>" for c in UNSEEN)
+    assert visible("plain é 名 a b") == "plain é 名 a b"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "b1-l16-contiguous-float32-eager\u034f",
+        "b2-l16-contiguous-float32-eager ",
+        "b2-l16\u00a0-contiguous-float32-eager",
+    ],
+)
+def test_a_case_key_that_reads_as_another_is_refused(tmp_path: Path, key: str) -> None:
+    """The b2 eager cell renamed to read as the b1 one (an invisible character added), or as its
+    own key in the collector's form with a space added: validate said valid, and the timings
+    table showed two rows of the same name (the form check judges only keys in the form)."""
+    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text(
+        sample.read_text(encoding="utf-8").replace('"b2-l16-contiguous-float32-eager"', json.dumps(key)),
+        encoding="utf-8",
+    )
+    result = invoke(["validate", log])
+    assert result.code == 1
+    assert "on a page: it adds a space or a character no page shows, so two cells would read alike" in result.output
+    assert visible(key, keep="") in result.output

@@ -64,6 +64,7 @@ import msgspec
 from msgspec import UNSET
 
 from collector.descriptors import descriptors
+from collector.visible import bare, visible
 from collector.planschema import MAX_REMEASURE_ROUNDS, module_depth
 from collector.stability import unstable_generation
 from collector.timing import warm_stats
@@ -1464,11 +1465,33 @@ def _repetitions(timing: Any) -> str | None:
     return None
 
 
+def _alike_keys(matrix: Any) -> str | None:
+    """A planned case key that holds a space or a character no page shows (collector.visible.bare)
+    and, without them, is in the collector's form or is another planned cell's key: on a page
+    the two cells would read alike (one shown under the other's name), and the form check below
+    would not judge it. None where every key reads as itself."""
+    keys = {cell.case for cell in matrix}
+    for cell in matrix:
+        core = bare(cell.case)
+        if core == cell.case:
+            continue
+        if core in keys or _COLLECTOR_CASE.fullmatch(core):
+            other = f"cell {core[:80]!r}" if core in keys else f"the collector's key {core[:80]!r}"
+            return (
+                f"case {visible(cell.case[:80], keep='')!r} reads as {other} on a page: it adds a space or a "
+                "character no page shows, so two cells would read alike"
+            )
+    return None
+
+
 def misnamed_cells(matrix: Any) -> str | None:
     """The planned cells whose case key is in the collector's form but names other fields than
     the cell's own, in words, or None. Every page shows a cell by its key: a key that says
     float32 eager on a bfloat16 compiled cell would put one cell's result under another's name.
     A key in any other form (another collector's) is not judged."""
+    alike = _alike_keys(matrix)
+    if alike is not None:
+        return alike
     wrong = []
     for cell in matrix:
         parts = _COLLECTOR_CASE.fullmatch(cell.case)
