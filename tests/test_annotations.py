@@ -656,3 +656,26 @@ def test_the_stop_names_the_kind_of_cells_that_hold_it(tmp_path: Path) -> None:
     (tmp_path / "m").mkdir()
     only = judge_log(_write(tmp_path / "m", events=lb.mismatch_log()))
     assert only.disposition.stopped_kind == "mismatching" and only.disposition.performance_stopped
+
+
+@pytest.mark.parametrize("renamed", ["b2-l16-contiguous-float32-compiled[0]", "b*-compiled", "b2?-compiled"])
+def test_the_skeleton_names_a_key_with_wildcard_characters_as_itself(tmp_path: Path, renamed: str) -> None:
+    """A review: annotate wrote a key such as 'b2-...-compiled[0]' into `cases` as it is, a
+    pattern that matches no cell (the next report refused the skeleton the tool had written),
+    and 'b*-compiled' one that covered the passing b1 compiled cell too."""
+    text = (lb.FIXTURES / "synthetic_mismatch.jsonl").read_text(encoding="utf-8")
+    failing = "b2-l16-contiguous-float32-compiled"
+    run = tmp_path / "run"
+    run.mkdir()
+    log = run / "events.jsonl"
+    log.write_text(text.replace(f'"{failing}"', f'"{renamed}"'), encoding="utf-8")
+    runner = CliRunner()
+    assert runner.invoke(main, ["annotate", str(log)]).exit_code == 0
+    skeleton = (run / "annotations.toml").read_text(encoding="utf-8")
+    (entry,) = tomllib.loads(skeleton)["explain"]
+    assert [c for c in ("b1-l16-contiguous-float32-compiled", renamed) if fnmatchcase(c, entry["cases"][0])] == [
+        renamed
+    ]
+    report = runner.invoke(main, ["report", str(log), "--out", str(tmp_path / "out")])
+    assert report.exit_code == 0, report.output
+    assert "matches no planned cell" not in report.output

@@ -10,6 +10,7 @@ the failed cells that file does not explain yet.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +71,13 @@ def _comment(text: str) -> str:
     return "# " + " ".join(toml_string(text)[1:-1].split())
 
 
+def _literal(case: str) -> str:
+    """A case key as a ``cases`` pattern that matches only that key: ``*``, ``?`` and ``[`` in
+    it, which a pattern reads as wildcards, each written as the one-character class that
+    matches it (``b[*]``); a key without them is written as it is."""
+    return re.sub(r"([*?\[])", r"[\1]", case)
+
+
 def skeleton_text(run: RunModel, groups: list[FailureGroup]) -> str:
     lines = [
         _comment(
@@ -87,7 +95,7 @@ def skeleton_text(run: RunModel, groups: list[FailureGroup]) -> str:
             "",
             f"[[{PATTERN_KEY}]]",
             _comment(group.label),
-            "cases = [" + ", ".join(toml_string(c) for c in group.cases) + "]",
+            "cases = [" + ", ".join(toml_string(_literal(c)) for c in group.cases) + "]",
             f"explanation = {toml_string(body)}",
             '# verdict = "accepted"',
             '# reason = ""',
