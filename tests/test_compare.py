@@ -648,6 +648,24 @@ def test_a_site_rule_that_makes_no_page_says_why(tmp_path: Path) -> None:
     assert not (tmp_path / "site" / "comparisons").exists() or not any((tmp_path / "site" / "comparisons").iterdir())
 
 
+def test_a_site_rule_whose_pair_another_rule_planned_is_not_said_to_make_no_page(tmp_path: Path) -> None:
+    """A review: a [[compare_latest]] rule whose pair a [[compare]] entry (or the same rule given
+    twice) had planned already warned "made no page: no workload has runs on both", beside the
+    page it made."""
+    from reportgen.publish.site import build_site
+
+    runs = _site_runs(tmp_path)
+    rule = '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n'
+    (runs / "site.toml").write_text(
+        '[[compare]]\nbaseline = "synthetic-cpu-new"\ncandidate = "synthetic-cuda"\n' + rule + rule,
+        encoding="utf-8",
+    )
+    result = build_site([runs], tmp_path / "site")
+    assert not [w for w in result.warnings if "made no page" in w], result.warnings
+    assert result.rejected == []
+    assert len(list((tmp_path / "site" / "comparisons").iterdir())) == 1
+
+
 def test_site_rule_links_latest_pairs_per_workload(tmp_path: Path) -> None:
     from reportgen.publish.site import build_site
 

@@ -217,7 +217,7 @@ def plan_pairs(
         if sides[0] == sides[1]:
             problems.append(f"{what} skipped: both sides name one target")
             continue
-        made = len(pairs)
+        found = 0  # pairs this rule finds, whether or not an earlier rule or [[compare]] planned them
         by_workload: dict[str, list[RunSummary]] = {}
         chosen = None if rule.workloads is None else set(rule.workloads)
         for s in summaries:
@@ -234,12 +234,15 @@ def plan_pairs(
             if len(latest) == 2:
                 base_run, cand_run = latest[sides[0]], latest[sides[1]]
                 pairs[(base_run.run_id, cand_run.run_id)] = PlannedPair(base_run, cand_run)
+                found += 1
         unknown = sorted((chosen or set()) - {s.workload for s in summaries})
         if unknown:
             from reportgen.judge.plancheck import listed
 
             notes.append(f"{what}: no run of workload {listed(map(repr, unknown))} in the site")
-        if len(pairs) == made:
+        if not found and not by_workload:
+            notes.append(f"{what} made no page: it names no workload of the site")
+        elif not found:
             targets = ", ".join(sorted({where(s) for s in summaries})) or "none"
             notes.append(f"{what} made no page: no workload has runs on both (targets in the site: {targets})")
     return [pairs[k] for k in sorted(pairs)], problems, notes
