@@ -165,6 +165,12 @@ def test_two_entries_agreeing_on_the_verdict_are_fine(tmp_path: Path) -> None:
         ('[[explain]]\ncases = "b*"\nexplanation = ""\n', "explanation", 3),
         ('[explain]\ncases = "b*"\nexplanation = "x"\n', "[explain] must be written [[explain]]", 1),
         ('[[explain]]\nshape = [2]\nexplanation = "x"\n', "shape", 2),
+        # A review: true, "2" and 2.0 were taken as whole numbers (shape [[true, 16]] selected
+        # (1, 16), batch = "2" accepted the mismatching cell); 2.0 read "Input should be a valid list".
+        ('[[explain]]\nshape = [[true, 16]]\nexplanation = "x"\n', "shape.0.0: Input should be a valid integer", 2),
+        ('[[explain]]\nbatch = "2"\nexplanation = "x"\n', "batch.0: Input should be a valid integer", 2),
+        ('[[explain]]\nbatch = 2.0\nexplanation = "x"\n', "batch.0: Input should be a valid integer", 2),
+        ('[[explain]]\nlength = [16, false]\nexplanation = "x"\n', "length.1: Input should be a valid integer", 2),
         (
             '[[explain]]\ncases = "b*"\nexplanation = "x"\nverdict = "acepted"\nreason = "r"\n',
             "verdict: 'acepted' is none of 'accepted', 'change-needed'; did you mean 'accepted'?",

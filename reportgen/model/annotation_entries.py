@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from reportgen.model.annotation_form import CAUSE_PLACEHOLDER, MAX_EXPLANATION_CHARS, PATTERN_KEY, SELECTORS
 from reportgen.model.runmodel import STATUS_ORDER
@@ -44,14 +44,16 @@ class PatternEntry(VerdictEntry):
     layout: Words = None
     mode: Words = None
     status: Words = None
-    shape: list[tuple[int, int]] | None = None
-    batch: list[int] | None = None
-    length: list[int] | None = None
+    # Whole numbers only, as the plan schema takes them: true, "2" or 2.0 select no shape.
+    shape: list[tuple[StrictInt, StrictInt]] | None = None
+    batch: list[StrictInt] | None = None
+    length: list[StrictInt] | None = None
 
     @field_validator("cases", "dtype", "layout", "mode", "status", "batch", "length", mode="before")
     @classmethod
     def _lists(cls, value: Any) -> Any:
-        return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else value
+        # One value is a list of one (a float or a bool too, refused then as what it is).
+        return value if isinstance(value, (list, dict)) or value is None else [value]
 
     @field_validator("shape", mode="before")
     @classmethod
