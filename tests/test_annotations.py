@@ -685,3 +685,17 @@ def test_the_skeleton_names_a_key_with_wildcard_characters_as_itself(tmp_path: P
     report = runner.invoke(main, ["report", str(log), "--out", str(tmp_path / "out")])
     assert report.exit_code == 0, report.output
     assert "matches no planned cell" not in report.output
+
+
+@pytest.mark.parametrize("quotes", ['"""', "'''"])
+def test_a_header_written_inside_a_multi_line_string_is_no_entry_s_line(tmp_path: Path, quotes: str) -> None:
+    """A review: an entry given as an inline array on line 1 was said to be on line 6, where a
+    multi-line string's text held '[[explain]]' (the one header-like line counted as its header)."""
+    text = (
+        'explain = [ { cases = ["b9-l16-contiguous-float32-compiled"], explanation = "typo in the case" } ]\n\n'
+        f'["b2-l16-contiguous-float32-compiled"]\nexplanation = {quotes}\nNotes copied from the ticket:\n'
+        f"[[explain]]\n{quotes}\n"
+    )
+    code, output = _report(tmp_path, _write(tmp_path, text))
+    assert code == 1 and "matches no planned cell" in output
+    assert "annotations.toml:6:" not in output

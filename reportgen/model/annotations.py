@@ -184,11 +184,55 @@ class Annotations:
     covered: dict[int, list[str]]
 
 
+def _string_after(line: str, inside: str) -> str:
+    """The multi-line string delimiter (''' or three double quotes) still open at the end of
+    ``line``, given the one open at its start ("" for none): strings on one line, comments and
+    escaped quotes are read past, as TOML reads them."""
+    i = 0
+    while i < len(line):
+        if inside:
+            end = line.find(inside, i)
+            while end > 0 and inside[0] == '"' and _escaped(line, end):
+                end = line.find(inside, end + 1)
+            if end < 0:
+                return inside
+            i, inside = end + 3, ""
+            while i < len(line) and line[i] == line[i - 1]:  # up to two quotes more close it too
+                i += 1
+            continue
+        char = line[i]
+        if char == "#":
+            return ""
+        if line.startswith(('"""', "'''"), i):
+            inside, i = line[i : i + 3], i + 3
+        elif char == '"':
+            i += 1
+            while i < len(line) and (line[i] != '"' or _escaped(line, i)):
+                i += 1
+            i += 1
+        elif char == "'":
+            end = line.find("'", i + 1)
+            i = len(line) if end < 0 else end + 1
+        else:
+            i += 1
+    return inside
+
+
+def _escaped(line: str, at: int) -> bool:
+    """Whether the character at ``at`` follows an odd number of backslashes."""
+    slashes = 0
+    while at - slashes - 1 >= 0 and line[at - slashes - 1] == "\\":
+        slashes += 1
+    return slashes % 2 == 1
+
+
 def _header_lines(text: str) -> dict[tuple[str, str], list[int]]:
     """Line numbers of each table header, by (bracket, first key): tomllib keeps no positions."""
     found: dict[tuple[str, str], list[int]] = {}
+    inside = ""  # the delimiter of the multi-line string a line starts in ("" where none)
     for number, line in enumerate(text.splitlines(), start=1):
-        match = _HEADER.match(line)
+        starts_inside, inside = inside, _string_after(line, inside)
+        match = None if starts_inside else _HEADER.match(line)  # else a line of a string's text
         if not match:
             continue
         try:
