@@ -178,7 +178,14 @@ _SAMPLE_LINES = (SAMPLES / "tiny-encoder.inspection.jsonl").read_text(encoding="
             "first event must be inspection_start",
         ),
         ([_SAMPLE_LINES[0], _SAMPLE_LINES[0]], r"bad\.jsonl:2: a second inspection_start"),
-        ([_SAMPLE_LINES[0], _SAMPLE_LINES[-1], _SAMPLE_LINES[1]], r"bad\.jsonl:3: inspection after inspection_end"),
+        (
+            [
+                _SAMPLE_LINES[0],
+                _SAMPLE_LINES[-1].replace('"shapes_inspected": 6', '"shapes_inspected": 0'),
+                _SAMPLE_LINES[1],
+            ],
+            r"bad\.jsonl:3: inspection after inspection_end",
+        ),
         (["not json"], "not JSON"),
         (["[" * 100_000 + "]" * 100_000], r"bad\.jsonl:1: not JSON: nested too deeply"),
         (['{"kind": "run_start", "schema_version": "1.2"}'], "not one of an inspection log's"),
@@ -435,3 +442,47 @@ def test_a_generation_plan_is_not_inspected(tmp_path: Path, capsys: pytest.Captu
     assert code == 2 and not out.exists() and list(tmp_path.iterdir()) == []
     said = capsys.readouterr().err
     assert said.startswith("collector inspect: a generation plan's graphs") and said.count("\n") == 1
+
+
+def _edited(tmp_path: Path, edit) -> Path:
+    lines = [json.loads(line) for line in (SAMPLES / "tiny-encoder.inspection.jsonl").read_text("utf-8").splitlines()]
+    edit(lines)
+    path = tmp_path / "edited.inspection.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _second_operator_lone(lines: list) -> None:
+    lines[1]["operators"][0]["name"] += "\ud800"
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        # A review: each of these was read as it stood (the lone surrogate written back out by
+        # --format json; a key naming b1-l16 over batch 64 read as both inspected and not).
+        (_second_operator_lone, "2: inspection.operators.0.name: a lone surrogate escape"),
+        (lambda lines: lines[1].update(batch=64), "2: inspection 'b1-l16-contiguous' has batch 64, length 16"),
+        (lambda lines: lines[-1].update(shapes_inspected=99), "inspection_end counts 99 shape(s) inspected of 6"),
+        (
+            lambda lines: lines.insert(2, dict(lines[1], shape="b9-l16-contiguous", batch=9, seq=0)),
+            "3: seq 0 after seq 1",
+        ),
+        (lambda lines: lines.insert(2, dict(lines[1], seq=1.5)), "seq"),
+        (lambda lines: lines[2].update(seq=1), "3: seq 1 after seq 1: the collector counts up"),
+    ],
+)
+def test_an_inspection_log_is_held_to_what_the_collector_writes(tmp_path: Path, edit, said: str) -> None:
+    with pytest.raises(InspectionError) as error:
+        read_inspection(_edited(tmp_path, edit))
+    assert said in str(error.value)
+
+
+def test_a_shape_inspected_twice_is_refused(tmp_path: Path) -> None:
+    def twice(lines: list) -> None:
+        lines.insert(2, dict(lines[1], seq=2))
+        for later, line in enumerate(lines[3:], start=3):
+            line["seq"] = later
+
+    with pytest.raises(InspectionError, match="3: shape 'b1-l16-contiguous' is inspected a second time"):
+        read_inspection(_edited(tmp_path, twice))

@@ -8,16 +8,19 @@ in it is a measurement on a device.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
 
 from reportgen.contract.events import INSPECTION_MODELS, SCHEMA_MAJOR, Inspection, InspectionEnd, InspectionStart
-from reportgen.contract.validation import DuplicateKey, error_location, non_finite_at, unique_keys
+from reportgen.contract.validation import DuplicateKey, error_location, lone_surrogate, non_finite_at, unique_keys
 from reportgen.storage.local import NotReadable, read_bounded
 
 MAX_INSPECTION_BYTES = 64 * 1024 * 1024
+# The key the collector gives an inspected shape: batch, length and layout.
+_SHAPE_KEY = re.compile(r"b(\d+)-l(\d+)-(contiguous|noncontiguous)")
 
 
 class InspectionError(ValueError):
@@ -44,6 +47,7 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
     except UnicodeDecodeError as exc:
         raise InspectionError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     log: InspectionLog | None = None
+    seq = -1
     # Lines end at LF only: str.splitlines() also ends a line at U+2028, U+0085, \x1c and more,
     # which the collector writes as they are inside a JSON string (ensure_ascii=False).
     for number, line in enumerate(text.split("\n"), start=1):
@@ -58,15 +62,37 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
             raise InspectionError(f"{path}:{number}: the first event must be inspection_start, not {event.kind}")
         elif log.end is not None:
             raise InspectionError(f"{path}:{number}: {event.kind} after inspection_end")
+        elif event.seq <= seq:
+            raise InspectionError(f"{path}:{number}: seq {event.seq} after seq {seq}: the collector counts up")
         elif isinstance(event, InspectionEnd):
+            if event.shapes_inspected != len(log.shapes) or event.shapes_planned < event.shapes_inspected:
+                raise InspectionError(
+                    f"{path}:{number}: inspection_end counts {event.shapes_inspected} shape(s) inspected of "
+                    f"{event.shapes_planned} planned, but the log holds {len(log.shapes)} inspection(s)"
+                )
             log.end = event
         else:
+            _check_shape(path, number, event, log.shapes)
             log.shapes.append(event)
+        seq = event.seq
     if log is None:
         raise InspectionError(
             f"{path}: no inspection_start: not an inspection log (python -m collector inspect writes one)"
         )
     return log
+
+
+def _check_shape(path: Path, number: int, event: Inspection, earlier: list[Inspection]) -> None:
+    """A shape's key names its own batch, length and layout, and no shape is inspected twice:
+    plan-check reads each shape by its key."""
+    named = _SHAPE_KEY.fullmatch(event.shape)
+    if named is not None and named.groups() != (str(event.batch), str(event.length), event.layout):
+        raise InspectionError(
+            f"{path}:{number}: inspection {event.shape[:80]!r} has batch {event.batch}, length {event.length}, "
+            f"{event.layout}: its key names another shape"
+        )
+    if any(shape.shape == event.shape for shape in earlier):
+        raise InspectionError(f"{path}:{number}: shape {event.shape[:80]!r} is inspected a second time")
 
 
 def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection | InspectionEnd:
@@ -93,6 +119,8 @@ def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection |
     version = data.get("schema_version")
     if not isinstance(version, str) or version.split(".", 1)[0] != str(SCHEMA_MAJOR):
         raise InspectionError(f"{path}:{number}: schema_version {version!r}: this reader reads {SCHEMA_MAJOR}.x")
+    if (where := lone_surrogate(data)) is not None:
+        raise InspectionError(f"{path}:{number}: {kind}.{where}: a lone surrogate escape (\\ud800-\\udfff) is not Unicode text")
     if (where := non_finite_at(data)) is not None:
         raise InspectionError(f"{path}:{number}: {kind}.{where}: not a finite number")
     try:

@@ -398,7 +398,7 @@ class _Checker:
         except ValueError as exc:
             self.error(number, f"unreadable JSON value: {str(exc).split(';')[0]}")
         else:
-            where = _lone_surrogate(obj)
+            where = lone_surrogate(obj)
             if where is None:
                 return obj
             self.error(number, f"{where}: a lone surrogate escape (\\ud800-\\udfff) is not Unicode text")
@@ -707,7 +707,7 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _lone_surrogate(obj: Any) -> str | None:
+def lone_surrogate(obj: Any) -> str | None:
     """The location of the first string (key or value) holding a lone surrogate, or None."""
     for where, value in _walk(obj):
         if where and isinstance(where[-1], str) and _SURROGATE.search(where[-1]):  # a dict's key
