@@ -1471,6 +1471,9 @@ def _alike_keys(matrix: Any) -> str | None:
     the two cells would read alike (one shown under the other's name), and the form check below
     would not judge it. None where every key reads as itself."""
     keys = {cell.case for cell in matrix}
+    joined = "".join(keys)
+    if joined.isascii() and joined.isprintable() and " " not in joined:  # every key plain ASCII: none can
+        return None
     for cell in matrix:
         core = bare(cell.case)
         if core == cell.case:
