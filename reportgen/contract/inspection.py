@@ -120,7 +120,9 @@ def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection |
     if not isinstance(version, str) or version.split(".", 1)[0] != str(SCHEMA_MAJOR):
         raise InspectionError(f"{path}:{number}: schema_version {version!r}: this reader reads {SCHEMA_MAJOR}.x")
     if (where := lone_surrogate(data)) is not None:
-        raise InspectionError(f"{path}:{number}: {kind}.{where}: a lone surrogate escape (\\ud800-\\udfff) is not Unicode text")
+        raise InspectionError(
+            f"{path}:{number}: {kind}.{where}: a lone surrogate escape (\\ud800-\\udfff) is not Unicode text"
+        )
     if (where := non_finite_at(data)) is not None:
         raise InspectionError(f"{path}:{number}: {kind}.{where}: not a finite number")
     try:
