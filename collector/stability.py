@@ -18,7 +18,7 @@ import math
 import statistics
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 STABLE = "stable"
@@ -218,6 +218,23 @@ class Stability:
             },
             **({"note": self.note} if self.note else {}),
         }
+
+
+# Why a steady-looking series decides nothing where its host records the threads' CPU wait but
+# could not read it over the loop (schedstat counts nothing over a loop shorter than a
+# scheduler tick): contention was not judged. The collector logs the series unclassified with
+# these words, and the report says the same of it.
+WAIT_NOT_READ = (
+    "the CPU wait of its threads over the loop was not read (a loop shorter than the host's scheduler tick "
+    "reads none): contention not judged; more warm repetitions make a loop long enough to read"
+)
+
+
+def wait_not_read(stability: Stability) -> Stability:
+    """A stable verdict on a loop whose CPU wait was not read, as it is logged: unclassified, why said."""
+    if stability.verdict != STABLE:
+        return stability
+    return replace(stability, verdict=UNCLASSIFIED, note=WAIT_NOT_READ)
 
 
 def classify(samples: Sequence[float], waited: tuple[float, float] | None = None) -> Stability:

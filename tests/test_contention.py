@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -508,3 +509,54 @@ def test_a_pair_whose_logs_could_record_the_wait_but_neither_did_is_flagged_in_d
     ]
     before = diff_runs(*(summarize(judge_log(log)) for log in old))
     assert before.verdict_counts()["slower"] == 4 and not any("CPU wait" in f for t in before.timings for f in t.flags)
+
+
+def test_the_collector_logs_a_loop_whose_wait_was_not_read_unclassified_as_the_report_reads_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A review: with the CPU wait recorded unknown over a short loop, the collector logged the
+    series 'stable' (no contention rule could fail) and the report called it not classified:
+    the page and the collector disagreed about one series. Now the log says unclassified, why."""
+    from collector.run.timings import WarmSeries, record_series
+    from collector.stability import UNCLASSIFIED, WAIT_NOT_READ
+
+    host = {
+        "cpu_count": {"value": "2", "source": "test"},
+        "cpu_wait_s": {"value": None, "unknown_reason": "schedstat counted no time on a CPU over the loop"},
+        "loop_wall_s": {"value": "0.003650", "source": "test"},
+    }
+    run = fake_run(rounds=2)
+    verdict = record_series(
+        run, SimpleNamespace(case="a"), WarmSeries(list(STEADY), ["model_call"], [], {}, False, host), 1
+    )
+    (event,) = run.log.events
+    assert verdict.verdict == UNCLASSIFIED and event["stability"]["verdict"] == "unclassified"
+    assert event["stability"]["note"] == WAIT_NOT_READ and "a" not in run.unsteady, "final: not measured again"
+    # Read (or not recorded at all, as before 1.4): classified as before.
+    read = dict(host, cpu_wait_s={"value": "0.000001", "source": "test"})
+    assert (
+        record_series(
+            run, SimpleNamespace(case="b"), WarmSeries(list(STEADY), ["model_call"], [], {}, False, read), 1
+        ).verdict
+        == STABLE
+    )
+    older = {"cpu_count": host["cpu_count"]}
+    assert (
+        record_series(
+            run, SimpleNamespace(case="c"), WarmSeries(list(STEADY), ["model_call"], [], {}, False, older), 1
+        ).verdict
+        == STABLE
+    )
+
+
+def test_the_banner_names_an_unread_wait_as_the_reason_a_timing_is_not_classified(tmp_path: Path) -> None:
+    """A review: the banner said 'a warm series the rules cannot classify (too few samples, or
+    every sample one value)' of series of distinct samples whose CPU wait was not read."""
+    log = _unread_wait_log(tmp_path, "unread", "1.7", 1.0, 1, "2026-01-01T00:00:00Z")
+    judged = judge_log(log)
+    assert judged.judgement is not None and judged.judgement.undecided_unread == 4
+    from reportgen.render.sections.disposition import unstable_timing_text
+
+    title, text = unstable_timing_text(judged.judgement)
+    assert "4 of 4 timed cells have a warm loop whose threads' CPU wait the collector could not read" in text
+    assert "too few samples" not in text

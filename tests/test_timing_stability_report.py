@@ -578,3 +578,30 @@ def test_the_index_row_of_a_stopped_run_says_performance_not_judged(sample_site:
     records = json.loads((sample_site / "index.json").read_text(encoding="utf-8"))
     records = records["runs"] if isinstance(records, dict) else records
     assert sum(bool(r[4] & 32) for r in rows) == sum(r["performance_stopped"] > 0 for r in records) > 0
+
+
+def test_a_restart_that_read_no_cache_is_said_to_have_recompiled(tmp_path: Path) -> None:
+    """A review: under TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 the restart given the populated cache
+    counted no hit and wrote 31 entries of its own (a recompile), and the timing table showed it
+    as a restart from the cache, unsaid. A restart that read its cache (a hit, no entry written)
+    is shown as before."""
+    import json
+
+    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
+    events = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
+    restarts = [
+        e
+        for e in events
+        if e["kind"] == "timing" and (e.get("cold") or {}).get("cache_condition") == "restart_populated_cache"
+    ]
+    unread = restarts[0]
+    unread["cold"].update(cache_hits=0, cache_misses=0, cache_entries_after=unread["cold"]["cache_entries_before"] + 31)
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    judged = judge_log(log)
+    said = "the populated cache was not read: no cache hit, and the restart wrote 31 entries of its own"
+    assert judged.judgement is not None and list(judged.judgement.restart_unread) == [unread["case"]]
+    rows = {t.case: t.restart for t in judged.view.timings}
+    assert said in rows[unread["case"]]
+    assert not [case for case, text in rows.items() if case != unread["case"] and "not read" in text]

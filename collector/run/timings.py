@@ -175,7 +175,10 @@ def record_series(run: Run, cell: Cell, series: WarmSeries, attempt: int) -> sta
     unstable carries the flag "unstable timing"; an earlier unstable one is queued for another
     round. A series too short to classify is final: more rounds of it would be as short.
     """
-    verdict = stability.classify(series.samples, hostcondition.waited(series.host))
+    waited = hostcondition.waited(series.host)
+    verdict = stability.classify(series.samples, waited)
+    if waited is None and "cpu_wait_s" in series.host:  # recorded, not read: contention not judged
+        verdict = stability.wait_not_read(verdict)
     allowed = 1 + run.plan.remeasure_rounds
     unstable = verdict.verdict == stability.UNSTABLE
     record: dict[str, Any] = {**verdict.to_dict(), "attempt": attempt, "attempts_allowed": allowed}

@@ -41,9 +41,11 @@ from reportgen.judge.timing_stability import (
     STABLE,
     UNCLASSIFIED,
     UNCLASSIFIED_FLAG,
+    UNREAD_WAIT,
     UNSTABLE,
     GENERATION_SERIES,
     is_unstable,
+    restart_unread,
     CellStability,
     flag_text,
     generation_attempts,
@@ -107,6 +109,11 @@ class Judgement:
     annotate_command: str = "reportgen annotate events.jsonl"
     timed: tuple[CellStability, ...] = ()  # every timed cell's warm series, classified, in plan order
     undecided: tuple[CellStability, ...] = ()  # of those, the ones whose timing decides nothing
+    # Of those, the ones whose loop's CPU wait was recorded but not read (UNREAD_WAIT): contention
+    # not judged, whatever their samples look like.
+    undecided_unread: int = 0
+    # Per timed cell whose restart did not read the cache it was given, why (restart_unread).
+    restart_unread: dict[str, str] = field(default_factory=dict)
     judged_with: str = ""  # the constraint file the run was judged with, and its sha256
     # Why an incomplete run is incomplete, a sentence (disposition.incomplete_why); "": a complete run.
     incomplete: str = ""
@@ -197,6 +204,8 @@ def judge(
         adapter_note=adapter_note(run),
         timed=timed,
         undecided=undecided,
+        undecided_unread=sum(j.unclassified == UNREAD_WAIT for j in undecided),
+        restart_unread={c.case: said for c in run.cells if c.restart_s is not None and (said := restart_unread(c))},
         judged_with=_judged_with(run),
         # Said after the page's 'Incomplete run.' (the reason's own 'Incomplete run: ' left out).
         incomplete="" if run.complete else _sentence(incomplete_why(run)),

@@ -33,6 +33,7 @@ from collector.stability import (
     UNCLASSIFIED,
     UNSTABLE,
     Stability,
+    WAIT_NOT_READ,
     classify,
     repetition_totals,
 )
@@ -51,10 +52,7 @@ UNCLASSIFIED_FLAG = "timing not classified"
 # A series whose loop's CPU wait its collector could not read though its log records the figure
 # (1.4 on: schedstat counted nothing over a loop shorter than a scheduler tick): its samples may
 # look steady, but contention was not judged, so it decides nothing, as diff and compare say.
-UNREAD_WAIT = (
-    "the CPU wait of its threads over the loop was not read (a loop shorter than the host's scheduler tick "
-    "reads none): contention not judged; more warm repetitions make a loop long enough to read"
-)
+UNREAD_WAIT = WAIT_NOT_READ  # as the collector logs such a series (0.28.0 on)
 UNCLASSIFIED_SYMBOL = "?"
 UNSTEADY = (FLAG, UNCLASSIFIED_FLAG)  # the flags (and their prefixes) of a series that decides nothing
 # The one rule whose name (as the log and collector/stability.py keep it) is not a plain word;
@@ -180,9 +178,26 @@ def cell_stability(cell: CellRecord) -> CellStability | None:
     host = ""
     if (stability.verdict == UNSTABLE or apart) and cell.source is not None:
         host = host_text(getattr(fields_of(cell.source.at(cell.warm_line)), "host", None))
+    # The wait not read first: a collector from 0.28.0 logs such a series unclassified for it.
     unread = UNREAD_WAIT if cell.warm_wait_unread and stability.verdict == STABLE else ""
     return CellStability(
-        cell.case, stability, cell.warm_series, host, apart, logged_unclassified(stability, cell.warm_logged) or unread
+        cell.case, stability, cell.warm_series, host, apart, unread or logged_unclassified(stability, cell.warm_logged)
+    )
+
+
+def restart_unread(cell: CellRecord) -> str:
+    """Why a cell's restart (a fresh process given its populated compile cache) is no start from
+    that cache, or '': it counted no cache hit and wrote entries of its own, so it compiled again
+    (TORCHINDUCTOR_FORCE_DISABLE_CACHES or a like setting does that), and its time is a recompile."""
+    restart = cell.restart
+    if restart is None or restart.cache_hits != 0:
+        return ""
+    before, after = restart.cache_entries_before, restart.cache_entries_after
+    if before is None or after is None or after <= before:
+        return ""
+    return (
+        f"the populated cache was not read: no cache hit, and the restart wrote {after - before} entries of its own "
+        "(a recompile, not a start from the cache)"
     )
 
 

@@ -216,7 +216,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         compile_rows=compile_rows(run),
         perf_stopped=[(case, anchor(case)) for case in stopped[:DETAIL_CAP]],
         perf_stopped_total=len(stopped),
-        timings=timing_views(run, judgement.timing_flags, judgement.timing_caveats),
+        timings=timing_views(run, judgement.timing_flags, judgement.timing_caveats, judgement.restart_unread),
         timing_scope=timing_scope,
         timing_host="; ".join(
             f"{label.removesuffix(' around the warm loops')} {value}" for label, value in judgement.loop_host

@@ -229,11 +229,18 @@ def unstable_timing_text(judgement: Judgement) -> tuple[str, str]:
         if unstable
         else []
     )
-    if len(undecided) > unstable:
+    unread = judgement.undecided_unread
+    if len(undecided) > unstable + unread:
         noun = "" if parts else " timed cells"
         parts.append(
-            f"{len(undecided) - unstable} of {timed}{noun} have a warm series the rules cannot classify (too few"
+            f"{len(undecided) - unstable - unread} of {timed}{noun} have a warm series the rules cannot classify (too few"
             " samples, or every sample one value)"
+        )
+    if unread:
+        noun = "" if parts else " timed cells"
+        parts.append(
+            f"{unread} of {timed}{noun} have a warm loop whose threads' CPU wait the collector could not read, so"
+            " contention was not judged (a loop shorter than the host's scheduler tick reads none)"
         )
     series_unstable = sum(u for _, _, u in series) + sum(u for _, u in rates)
     if series:

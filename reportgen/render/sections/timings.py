@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from reportgen.render.memory import peak_memory_text
 from reportgen.model.runmodel import CellRecord, RunModel
@@ -85,9 +85,15 @@ def _stability_flag(cell: CellRecord, flags: dict[str, str]) -> list[str]:
     return [text] if text else []
 
 
-def timing_views(run: RunModel, timing_flags: dict[str, str], caveats: dict[str, tuple[str, ...]]) -> list[TimingView]:
-    """The first DETAIL_CAP timed cells, each with the judge's stability flag (``timing_flags``)
-    and the caveats of its figures (``caveats``: Judgement.timing_caveats)."""
+def timing_views(
+    run: RunModel,
+    timing_flags: dict[str, str],
+    caveats: dict[str, tuple[str, ...]],
+    restart_unread: Mapping[str, str] | None = None,
+) -> list[TimingView]:
+    """The first DETAIL_CAP timed cells, each with the judge's stability flag (``timing_flags``),
+    the caveats of its figures (``caveats``: Judgement.timing_caveats) and why its restart read
+    no cache (``restart_unread``: Judgement.restart_unread)."""
     rows = []
     for c in first_cells(run, lambda c: c.status == "pass" and (c.cold_s is not None or c.warm_median_s is not None)):
         cold, w = c.cold, c.warm
@@ -107,16 +113,16 @@ def timing_views(run: RunModel, timing_flags: dict[str, str], caveats: dict[str,
                 samples=len(w.samples_s) if w else 0,
                 flagged="; ".join(flags),
                 cold_check=_cold_check(cold),
-                restart=_restart(c),
+                restart=_restart(c, (restart_unread or {}).get(c.case, "")),
                 peak_memory=peak_memory_text(c),
             )
         )
     return rows
 
 
-def _restart(cell: CellRecord) -> str:
+def _restart(cell: CellRecord, unread: str = "") -> str:
     """The third cold condition beside the others: a fresh process given the cache the cell's
-    empty-cache compile left."""
+    empty-cache compile left (``unread``: the judge's words where it read none of it)."""
     restart = cell.restart
     if restart is None:
         return "not measured" if cell.planned.mode == "compiled" else ""
@@ -125,7 +131,7 @@ def _restart(cell: CellRecord) -> str:
     )
     if restart.cache_hits is not None:
         text += f"; {hits_misses(restart.cache_hits, restart.cache_misses)}"
-    return f"{text}; {_cold_check(restart)}"
+    return f"{text}; {_cold_check(restart)}" + (f"; {unread}" if unread else "")
 
 
 def _cold_condition(cold: Any) -> str:
