@@ -548,6 +548,11 @@ class FedInputs:
             self.signature = None
         self.calls: list[list[dict[str, Any]]] = []
         self._armed = 0
+        # Setting the dispatch modes aside costs most of a millisecond the first time in a process
+        # (0.85 ms, against a 0.4 ms first eager call of the tiny encoder): paid here, not inside
+        # the timed first call the hook sees.
+        with _disable_current_modes():
+            pass
         self._handle = module.register_forward_pre_hook(self._hook, with_kwargs=True)
 
     def arm(self, calls: int = 1) -> None:
@@ -566,12 +571,17 @@ class FedInputs:
             named = list(bound.arguments.items())
         else:
             named = [(f"arg{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
+        tensors = [(n, v) for n, v in named if isinstance(v, torch.Tensor)]
+        if not any(v.is_floating_point() or v.is_complex() for _, v in tensors):
+            # Integer and boolean tensors: their layout is metadata, read with no op dispatched.
+            self.calls.append([tensor_layout(n, v) for n, v in tensors])
+            return
         # Counting a tensor's non-finite elements dispatches ops of its own: with the dispatch
         # modes set aside (the eager op recording, OpRecorder), so that they are not recorded as
         # the model's operators. (Neuron's op tracking is its runtime's own and not set aside:
         # see collector/README.md.)
         with _disable_current_modes():
-            self.calls.append([tensor_layout(n, v) for n, v in named if isinstance(v, torch.Tensor)])
+            self.calls.append([tensor_layout(n, v) for n, v in tensors])
 
     def take(self) -> list[dict[str, Any]] | None:
         """The tensors of the last recorded call (None when no call was recorded); clears."""
