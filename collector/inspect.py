@@ -23,6 +23,7 @@ import contextlib
 import io
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from collections import Counter
@@ -59,6 +60,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "  2    nothing written: a plan or workload error, a generation plan, an existing --out or a missing\n"
         "       folder, or a workload that cannot be loaded or captured\n"
         "  3    nothing written: torch cannot be imported (a backend module it autoloads is broken)\n"
+        "  4    nothing written: out of space\n"
         "  130  interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up: the partial file is removed\n"
         "\nexample:\n  python -m collector inspect --workload collector/workloads/tiny_encoder.toml --out tiny.inspection.jsonl\n"
         "  reportgen plan-check collector/workloads/tiny_encoder.toml --inspection tiny.inspection.jsonl --target neuron",
@@ -125,8 +127,17 @@ def main(argv: list[str]) -> int:
 
     from collector import interrupt
 
+    from collector.eventlog import EXIT_OUT_OF_SPACE, OutOfSpace
+
     previous = interrupt.install()  # a signal now unwinds (the partial file is removed), then exits
+    # Inductor's cache, which a capture does not need, in a folder of this command's own: a
+    # TORCHINDUCTOR_CACHE_DIR naming a file or a folder that cannot be made stopped torch._dynamo's
+    # import with an assertion, and no earlier cache is read or written.
+    saved = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    scratch: Path | None = None
     try:
+        scratch = Path(tempfile.mkdtemp(prefix="collector-inspect-"))
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(scratch / "inductor")
         inspect_plan(plan, out)
     except (LoadError, OutputError) as exc:
         print(f"collector inspect: {exc}", file=sys.stderr)
@@ -134,7 +145,20 @@ def main(argv: list[str]) -> int:
     except interrupt.Aborted as exc:
         print(f"collector inspect: interrupted ({exc}); nothing was written", file=sys.stderr)
         return interrupt.EXIT_ABORTED[exc.signum]
+    except OutOfSpace as exc:
+        print(f"collector inspect: out of space: {exc}; nothing was written", file=sys.stderr)
+        return EXIT_OUT_OF_SPACE
+    except OSError as exc:  # a folder that cannot be written (read-only), a temp dir that cannot be made
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"collector inspect: cannot write{where}: {exc.strerror or exc}; nothing was written", file=sys.stderr)
+        return 2
     finally:
+        if saved is None:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = saved
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         interrupt.restore(previous)
     print(out)
     return 0

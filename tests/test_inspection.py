@@ -11,6 +11,7 @@ import sys
 import time
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -486,3 +487,50 @@ def test_a_shape_inspected_twice_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(InspectionError, match="3: shape 'b1-l16-contiguous' is inspected a second time"):
         read_inspection(_edited(tmp_path, twice))
+
+
+@pytest.mark.parametrize(
+    ("raised", "code", "said"),
+    [
+        (lambda out: OSError(30, "Read-only file system", str(out)), 2, "cannot write"),
+        (
+            lambda out: __import__("collector.eventlog", fromlist=["OutOfSpace"]).OutOfSpace(
+                out, OSError(28, "No space left on device")
+            ),
+            4,
+            "out of space",
+        ),
+        (None, 0, ""),
+    ],
+)
+def test_inspect_ends_in_one_line_on_a_read_only_or_full_folder_and_brings_its_own_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], raised, code: int, said: str
+) -> None:
+    """A review: a read-only --out folder and a full disk ended `collector inspect` with a
+    traceback, and a TORCHINDUCTOR_CACHE_DIR naming a file stopped torch._dynamo's import with an
+    assertion. The capture now runs with Inductor's cache in a folder of its own (the user's
+    setting put back after), and a folder it cannot write is one line."""
+    from collector import inspect as inspect_command
+
+    user_setting = tmp_path / "afile"
+    user_setting.write_text("", encoding="utf-8")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(user_setting))
+    seen: list[str] = []
+
+    def fake(plan: Any, out: Path) -> None:
+        seen.append(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+        if raised is not None:
+            raise raised(out)
+        out.write_text("", encoding="utf-8")
+
+    monkeypatch.setattr(inspect_command, "inspect_plan", fake)
+    out = tmp_path / "x.inspection.jsonl"
+    assert (
+        inspect_command.main(["--workload", str(REPO / "collector/workloads/heat_solver.toml"), "--out", str(out)])
+        == code
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert seen and seen[0] != str(user_setting) and not Path(seen[0]).parent.exists(), "its own folder, removed after"
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(user_setting)
+    if said:
+        assert len(err) == 1 and err[0].startswith(f"collector inspect: {said}") and "nothing was written" in err[0]
