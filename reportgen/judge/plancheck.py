@@ -239,14 +239,48 @@ def _variable_lengths(ctx: Context) -> bool:
     workload = ctx.checked["workload"]
     shapes = {tuple(s) for s in ctx.checked["matrix"]["shapes"]}
     expected = workload["expected_compilations"]
-    # (Where the target takes dynamic shapes, one graph may serve every length: no ladder asked.)
-    dynamic = bool((ctx.checked.get("compile") or {}).get("dynamic")) and not _allowed(ctx, "compile.dynamic", True)
-    return (
-        "padding" in ctx.checked
-        or workload["variable_lengths"]
-        or dynamic
-        or (expected is not None and expected < len(shapes))
-    )
+    if "padding" in ctx.checked:
+        return True
+    if _dynamic_served(ctx):  # one graph may serve every length: no ladder asked
+        return False
+    dynamic = bool((ctx.checked.get("compile") or {}).get("dynamic"))  # asked of a target without it
+    return workload["variable_lengths"] or dynamic or (expected is not None and expected < len(shapes))
+
+
+def _dynamic_served(ctx: Context) -> bool:
+    """Whether the plan compiles with dynamic shapes on a target that takes them: then lengths
+    may vary without a graph per length, and neither a bucket ladder nor one compilation per
+    shape is asked (how many graphs dynamic shapes make is the compile cells' to measure)."""
+    return bool((ctx.checked.get("compile") or {}).get("dynamic")) and _allowed(ctx, "compile.dynamic", True)
+
+
+def _drop_lengths(ctx: Context, lengths: set[int]) -> None:
+    """Take the shapes of ``lengths`` out of the revised matrix and its cache checks."""
+    matrix = ctx.revised["matrix"]
+    for key in ("shapes", "cache_checks"):
+        if key in matrix:
+            matrix[key] = [list(shape) for shape in matrix[key] if shape[1] not in lengths]
+
+
+def check_masks_padded(ctx: Context) -> list[Finding]:
+    """Padded lengths with masks declared unpadded: the padded positions are attended to."""
+    padding = ctx.checked.get("padding") or {}
+    if not padding.get("buckets") or padding.get("mask_padded", True) or "generation" in ctx.checked:
+        return []
+    revised = ctx.revised.setdefault("padding", {})
+    revised.update({"mask_padded": True, "proposed": True})
+    return [
+        Finding(
+            "masks-padded",
+            "revise",
+            "padded lengths with the attention masks not padded (mask_padded = false)",
+            "A request padded to its bucket whose mask does not mark the padding as 0 attends to the pad tokens: its outputs are not the unpadded request's, and a comparison with the reference tests another computation.",
+            "Pad the masks identically in make_inputs (0 at every padded position) and declare mask_padded = true (the revised plan does, marked proposed = true).",
+            "",
+            "",
+            key="padding.mask_padded",
+        )
+    ]
 
 
 def _map_lengths(ctx: Context, mapping: dict[int, int]) -> None:
@@ -289,11 +323,16 @@ def check_buckets(ctx: Context) -> list[Finding]:
         above = [l for l in lengths if l > largest]
         padded = {l: b for l, b in inside.items() if l != b}
         policy = ctx.checked["padding"]["above_largest"]
-        mapping = dict(padded) | {l: largest for l in above}
-        if mapping and "generation" not in ctx.checked:
+        # Under reject, no shape of a longer request reaches the model: nothing to test in its place.
+        rejects = planschema.policy_word(policy) == "reject"
+        mapping = dict(padded) | ({} if rejects else {l: largest for l in above})
+        if "generation" not in ctx.checked:
             # (A generation plan's lengths are requests, kept as written: the collector routes
             # each to its bucket, and a request padded, or above the ladder, is what it tests.)
-            _map_lengths(ctx, mapping)
+            if mapping:
+                _map_lengths(ctx, mapping)
+            if rejects and above:
+                _drop_lengths(ctx, set(above))
         if "generation" in ctx.checked:
             # A generation plan's lengths are requests: the collector pads each to its bucket
             # and applies the declared policy above the largest, so the model sees the ladder.
@@ -327,7 +366,18 @@ def check_buckets(ctx: Context) -> list[Finding]:
                     f"Test the padded lengths {bracketed(sorted(set(padded.values())))} (pad masks identically), then plan compile and cache checks per bucket.",
                 )
             )
-        if above and policy and not policy.startswith(planschema.UNDECIDED):
+        if above and policy and not policy.startswith(planschema.UNDECIDED) and rejects:
+            findings.append(
+                _finding(
+                    ctx,
+                    "static-shapes",
+                    "revise",
+                    f"lengths {bracketed(above)} are above the largest bucket ({largest})",
+                    f"The declared policy ({policy!r}) refuses such a request: no shape of it reaches the model, so a cell of that length tests nothing the service runs.",
+                    f"Drop {bracketed(above)} from the matrix (the refusal is the service's to test), or declare truncate to test {largest} in their place.",
+                )
+            )
+        elif above and policy and not policy.startswith(planschema.UNDECIDED):
             findings.append(
                 _finding(
                     ctx,
@@ -344,11 +394,12 @@ def check_buckets(ctx: Context) -> list[Finding]:
         padding["above_largest"] = (
             f"{planschema.UNDECIDED}: define what happens to requests longer than {largest} tokens (reject, truncate or split)"
         )
-        extra = (
-            f" The planned lengths {bracketed(above)} are above it; the revised plan tests {largest} in their place."
-            if above
-            else ""
-        )
+        if not above:
+            extra = ""
+        elif "generation" in ctx.checked:  # requests, kept as written: the collector applies the policy
+            extra = f" The planned requests of {bracketed(above)} tokens are above it: with no policy the collector refuses them, untested."
+        else:
+            extra = f" The planned lengths {bracketed(above)} are above it; the revised plan tests {largest} in their place."
         findings.append(
             _finding(
                 ctx,
@@ -384,7 +435,7 @@ def check_expected_compilations(ctx: Context) -> list[Finding]:
     shapes = {(b, l) for b, l in ctx.revised["matrix"].get("shapes", [])}
     graphs = _generation_graphs(ctx)
     needed = len(shapes) if graphs is None else graphs
-    if expected is None or not ctx.compiled or expected >= needed:
+    if expected is None or not ctx.compiled or expected >= needed or (graphs is None and _dynamic_served(ctx)):
         return []
     ctx.revised["workload"]["expected_compilations"] = needed
     if graphs is not None:
@@ -515,26 +566,67 @@ def check_dtypes(ctx: Context) -> list[Finding]:
 def check_runnable(ctx: Context) -> list[Finding]:
     """Cells the collector would skip for want of criteria (collector.plan.missing_criteria),
     asked of the plan as revised so far: a run of this plan would hold no evidence for them."""
-    tolerances = ctx.revised.get("tolerances", {})
+    tolerances = ctx.revised.setdefault("tolerances", {})
     findings = []
     for dtype in ctx.revised["matrix"].get("dtypes", ["float32"]):
         # Undeclared float32 criteria are the seed's default to the collector (check_dtypes notes it).
         declared = tolerances if dtype != "float32" or "float32" in tolerances else {"float32": DEFAULT_FP32_TOLERANCE}
         why = missing_criteria(declared, dtype, ctx.plan.training is not None, ctx.plan.generation is not None)
         if why is not None:
+            proposed = _propose_missing(ctx, tolerances, dtype)
             findings.append(
                 Finding(
                     "criteria-missing",
                     "revise",
                     f"every {dtype} cell would be skipped",
                     f"The collector skips a cell whose criteria are not declared: {why}. A run of this plan holds no {dtype} result.",
-                    f"Declare the missing criteria in [tolerances.{dtype}] with the workload's owner before running.",
+                    f"Declare the missing criteria in [tolerances.{dtype}] with the workload's owner before running"
+                    + (
+                        "; the revised plan proposes values to review, marked proposed = true (the collector refuses it until they are agreed)."
+                        if proposed
+                        else "."
+                    ),
                     "Criteria are declared before any result",
                     "collector",
                     key=f"tolerances.{dtype}",
                 )
             )
     return findings
+
+
+# What a revised plan proposes for a dtype whose criteria are missing, where a value can stand
+# behind it: the seed's FP32 elementwise criterion for float32 and float64 (which computes at
+# least as precisely). Float16 gets no values of its own; a table it has is marked proposed.
+PROPOSED_ELEMENTWISE = {"float32": {"atol": 1e-5, "rtol": 1e-4}, "float64": {"atol": 1e-5, "rtol": 1e-4}}
+
+
+def _propose_missing(ctx: Context, tolerances: dict[str, Any], dtype: str) -> bool:
+    """Write into the revised plan what ``dtype``'s cells lack (the declared parts kept), marked
+    proposed = true, so that the collector refuses the revised plan until the owner agrees
+    them rather than skipping every such cell; False where nothing can be proposed."""
+    table, base = tolerances.get(dtype), PROPOSED_ELEMENTWISE.get(dtype)
+    if table is None and base is None:
+        return False
+    proposal: dict[str, Any] = {**(base or {}), **(table or {})}
+    elementwise = {key: proposal[key] for key in ("atol", "rtol") if key in proposal}
+    if ctx.plan.training is not None:
+        for part in ("loss", "grad"):
+            proposal.setdefault(part, dict(elementwise))
+    elif ctx.plan.generation is not None:
+        steps = int(ctx.plan.generation.get("decode_steps", 0)) + 1  # step 0 is the prefill's
+        proposal.setdefault("task", {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": steps})
+    elif dtype != "float32":
+        # Another dtype's declared task criterion (float32's first), as it stands: its metric
+        # may be an error (<=) or a similarity (>=); else a similarity's, on the module's metric.
+        declared = [t["task"] for d, t in sorted(tolerances.items(), key=lambda i: i[0] != "float32") if "task" in t]
+        if declared:
+            proposal.setdefault("task", dict(declared[0]))
+        else:
+            threshold = PROPOSED_BF16_TASK_THRESHOLD if dtype in LOW_PRECISION else 0.99999
+            metric = _task_metric_name(tolerances, ctx.plan.module_path)
+            proposal.setdefault("task", {"metric": metric, "op": ">=", "threshold": threshold})
+    tolerances[dtype] = {**proposal, "proposed": True}
+    return True
 
 
 def check_criteria_power(ctx: Context) -> list[Finding]:
@@ -552,13 +644,17 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
         vacuous = cannot_fail(dtype, table, generation)
         sound += [] if vacuous else [dtype]
         if vacuous:
+            # Kept as declared, but marked: the collector refuses the revised plan until the owner
+            # agrees criteria that can fail (a run under these would be blocked anyway).
+            revised = ctx.revised.setdefault("tolerances", {})
+            revised[dtype] = {**revised.get(dtype, table), "proposed": True}
             findings.append(
                 Finding(
                     "criterion-cannot-fail",
                     "revise",
                     f"the {dtype} criteria cannot fail",
                     f"No part of them can fail, and a cell passes when every part passes: {'; '.join(vacuous)}. A pass under them is no evidence of correctness, and a report of the run is blocked.",
-                    "Agree with the workload's owner a criterion that a wrong output fails, before running.",
+                    "Agree with the workload's owner a criterion that a wrong output fails, before running (the revised plan keeps these, marked proposed = true until then).",
                     "A pass is evidence only when the criterion could fail",
                     "plan",
                     key=f"tolerances.{dtype}",
@@ -1035,6 +1131,7 @@ CHECKS: list[Callable[[Context], list[Finding]]] = [
     check_size,
     check_undecided,
     check_buckets,
+    check_masks_padded,
     check_expected_compilations,
     check_precision,
     check_dtypes,

@@ -1,0 +1,151 @@
+"""Held-out plans, a second outside review of plan-check: dynamic shapes on a target that takes
+them were asked for a ladder and a compilation per shape; unpadded masks on padded lengths drew
+no finding; a revised plan whose criteria were still missing (or could not fail) ran, its added
+cells skipped; a reject policy was read as truncation, and a generation plan's revision was said
+to test a length it keeps."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from collector.plan import PlanError, load_plan
+from reportgen.cli import main
+from tests.conftest import REPO
+
+WORKLOADS = REPO / "collector" / "workloads"
+
+
+def _plan(tmp_path: Path, name: str, edit=lambda text: text) -> Path:
+    text = (WORKLOADS / f"{name}.toml").read_text(encoding="utf-8")
+    text = text.replace(f'module = "{name}.py"', f'module = "{WORKLOADS / (name + ".py")}"')
+    plan = tmp_path / f"{name}.toml"
+    plan.write_text(edit(text), encoding="utf-8")
+    return plan
+
+
+def _check(plan: Path, target: str, revised: Path | None = None) -> tuple[int, str]:
+    args = ["plan-check", str(plan), "--target", target] + (["--write-revised", str(revised)] if revised else [])
+    result = CliRunner().invoke(main, args)
+    return result.exit_code, result.output
+
+
+def _refused_by_the_collector(revised: Path) -> str:
+    try:
+        load_plan(revised)
+    except PlanError as exc:
+        return str(exc)
+    return ""
+
+
+def test_dynamic_shapes_on_a_target_that_takes_them_ask_no_ladder_nor_a_compilation_per_shape(tmp_path: Path) -> None:
+    """Varying lengths compiled with dynamic = true on cuda: one graph may serve several lengths
+    (torch specialises batch 1: 2 frames over these 4 shapes), as the owner's 2 said; plan-check
+    asked a ladder and 4 compilations, citing the dynamic=False rule."""
+
+    def edit(text: str) -> str:
+        padding = text[text.index("[padding]") : text.index("[reference]")]
+        text = text.replace(padding, "").replace(
+            "shapes = [[1, 16], [1, 32], [2, 16]]", "shapes = [[1, 37], [1, 200], [4, 37], [4, 480]]"
+        )
+        text = text.replace("cache_checks = [[1, 16]]", "cache_checks = [[1, 37]]")
+        text = text.replace(
+            "requirements = []", "requirements = []\nvariable_lengths = true\nexpected_compilations = 2"
+        )
+        return text + "\n[compile]\ndynamic = true\nfullgraph = true\n"
+
+    plan = _plan(tmp_path, "tiny_encoder", edit)
+    code, output = _check(plan, "cuda")
+    assert code == 0, output
+    assert "not padded" not in output and "compilation(s) for 4 shapes" not in output
+    code, output = _check(plan, "neuron")  # no dynamic shapes there: the ladder is asked, as before
+    assert code == 3 and "[REVISE] request lengths are not padded to a fixed set of buckets" in output
+
+
+def test_padded_lengths_with_unpadded_masks_are_revised(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "tiny_encoder", lambda t: t.replace("mask_padded = true", "mask_padded = false"))
+    revised = tmp_path / "revised.toml"
+    code, output = _check(plan, "neuron", revised)
+    assert code == 3 and "[REVISE] padded lengths with the attention masks not padded (mask_padded = false)" in output
+    assert "where: padding.mask_padded" in output
+    padding = tomllib.loads(revised.read_text(encoding="utf-8"))["padding"]
+    assert padding["mask_padded"] is True and padding["proposed"] is True
+    assert "padding.proposed" in _refused_by_the_collector(revised)
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    code, output = _check(_plan(shipped, "tiny_encoder"), "neuron")
+    assert "mask_padded" not in output
+
+
+def test_a_revised_plan_whose_added_cells_lack_criteria_is_refused_until_they_are_agreed(tmp_path: Path) -> None:
+    """A BF16-only training plan: the revision added float32 first but no float32 loss and grad
+    tolerances, and the collector ran it, skipping every float32 cell. Now they are proposed
+    (the seed's FP32 criterion for each part), marked, and the collector refuses the plan."""
+
+    def bf16_only(text: str) -> str:
+        text = text.replace('dtypes = ["float32"]', 'dtypes = ["bfloat16"]')
+        start = text.index("[tolerances.float32]")
+        end = text.index("\n[", start + 1)
+        return (
+            text[:start]
+            + "[tolerances.bfloat16]\natol = 2e-2\nrtol = 2e-2\nloss = { atol = 1e-2, rtol = 1e-2 }\ngrad = { atol = 5e-2, rtol = 5e-2 }\n"
+            + text[end:]
+        )
+
+    plan = _plan(tmp_path, "tiny_classifier", bf16_only)
+    revised = tmp_path / "revised.toml"
+    code, output = _check(plan, "neuron", revised)
+    assert code == 3 and "every float32 cell would be skipped" in output
+    assert "the revised plan proposes values to review, marked proposed = true" in output
+    fp32 = tomllib.loads(revised.read_text(encoding="utf-8"))["tolerances"]["float32"]
+    assert fp32["proposed"] is True and fp32["loss"] == {"atol": 1e-5, "rtol": 1e-4} and "grad" in fp32
+    assert "tolerances.float32.proposed" in _refused_by_the_collector(revised)
+    again, text = _check(revised, "neuron")
+    assert again == 3 and "every float32 cell would be skipped" not in text
+
+
+def test_criteria_that_cannot_fail_are_marked_in_the_revised_plan(tmp_path: Path) -> None:
+    def loose(text: str) -> str:
+        return text.replace("atol = 1e-5\nrtol = 1e-4", "atol = 1e9\nrtol = 10").replace(
+            "threshold = 0.99999", "threshold = -1"
+        )
+
+    plan = _plan(tmp_path, "tiny_encoder", loose)
+    revised = tmp_path / "revised.toml"
+    code, output = _check(plan, "cpu", revised)
+    assert code == 3 and "the float32 criteria cannot fail" in output
+    fp32 = tomllib.loads(revised.read_text(encoding="utf-8"))["tolerances"]["float32"]
+    assert fp32["atol"] == 1e9 and fp32["proposed"] is True, "kept as declared, marked"
+    assert "tolerances.float32.proposed" in _refused_by_the_collector(revised)
+
+
+def test_a_reject_policy_tests_no_length_in_place_of_a_rejected_one(tmp_path: Path) -> None:
+    """Under 'reject', a length above the largest bucket reaches no model: the finding said the
+    largest bucket was the shape that reaches it, and the revision tested 32 in place of 40."""
+    plan = _plan(
+        tmp_path,
+        "tiny_encoder",
+        lambda t: t.replace("shapes = [[1, 16], [1, 32], [2, 16]]", "shapes = [[1, 16], [1, 32], [2, 16], [1, 40]]"),
+    )
+    revised = tmp_path / "revised.toml"
+    code, output = _check(plan, "neuron", revised)
+    assert code == 3 and "refuses such a request: no shape of it reaches the model" in output
+    assert "is the shape that reaches the model" not in output
+    shapes = tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]["shapes"]
+    assert [1, 40] not in shapes and sorted(map(tuple, shapes)) == [(1, 16), (1, 32), (2, 16)]
+
+
+def test_a_generation_plan_s_missing_policy_does_not_promise_a_length_it_keeps(tmp_path: Path) -> None:
+    def edit(text: str) -> str:
+        lines = [line for line in text.splitlines() if not line.startswith("above_largest")]
+        return "\n".join(lines) + "\n"
+
+    plan = _plan(tmp_path, "decoder_lm", edit)
+    revised = tmp_path / "revised.toml"
+    code, output = _check(plan, "neuron", revised)
+    assert "[REVISE] no policy for requests above the largest bucket" in output, output
+    assert "tests 16 in their place" not in output
+    assert "requests of [20] tokens are above it: with no policy the collector refuses them, untested" in output
+    assert [1, 20] in tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]["shapes"]
