@@ -149,3 +149,13 @@ def test_a_generation_plan_s_missing_policy_does_not_promise_a_length_it_keeps(t
     assert "tests 16 in their place" not in output
     assert "requests of [20] tokens are above it: with no policy the collector refuses them, untested" in output
     assert [1, 20] in tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]["shapes"]
+
+
+def test_a_cache_check_of_the_largest_shape_alone_is_noted(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, "tiny_encoder", lambda t: t.replace("cache_checks = [[1, 16]]", "cache_checks = [[2, 16]]"))
+    code, output = _check(plan, "cpu")
+    assert "[NOTE] the only cache check repeats the largest shape [2, 16]" in output
+    assert "Repeat a smaller shape, e.g. [1, 16], after the largest." in output
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    assert "repeats the largest shape" not in _check(_plan(shipped, "tiny_encoder"), "cpu")[1]

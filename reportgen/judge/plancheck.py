@@ -458,7 +458,22 @@ def check_expected_compilations(ctx: Context) -> list[Finding]:
 
 def check_cache_check(ctx: Context) -> list[Finding]:
     shapes = [tuple(s) for s in ctx.revised["matrix"].get("shapes", [])]
-    if not ctx.compiled or len(shapes) < 2 or ctx.revised["matrix"].get("cache_checks"):
+    checks = [tuple(s) for s in ctx.revised["matrix"].get("cache_checks", [])]
+    largest = max(shapes, key=lambda s: (s[0] * s[1], s), default=None)
+    if ctx.compiled and len(shapes) >= 2 and checks and all(c == largest for c in checks):
+        smallest = min(shapes, key=lambda s: (s[0] * s[1], s))
+        return [
+            _finding(
+                ctx,
+                "recompile-per-shape",
+                "note",
+                f"the only cache check repeats the largest shape {list(largest)}",
+                "The repeat runs right after the shape itself, so it shows only that the graph just compiled is reused; whether an earlier shape's graph survives the largest one is not tested.",
+                f"Repeat a smaller shape, e.g. {list(smallest)}, after the largest.",
+                key="matrix.cache_checks",
+            )
+        ]
+    if not ctx.compiled or len(shapes) < 2 or checks:
         return []
     smallest = min(shapes, key=lambda s: (s[0] * s[1], s))
     ctx.revised["matrix"]["cache_checks"] = [list(smallest)]
