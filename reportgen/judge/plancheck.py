@@ -460,7 +460,7 @@ def check_cache_check(ctx: Context) -> list[Finding]:
     shapes = [tuple(s) for s in ctx.revised["matrix"].get("shapes", [])]
     checks = [tuple(s) for s in ctx.revised["matrix"].get("cache_checks", [])]
     largest = max(shapes, key=lambda s: (s[0] * s[1], s), default=None)
-    if ctx.compiled and len(shapes) >= 2 and checks and all(c == largest for c in checks):
+    if ctx.compiled and largest is not None and len(shapes) >= 2 and checks and all(c == largest for c in checks):
         smallest = min(shapes, key=lambda s: (s[0] * s[1], s))
         return [
             _finding(
