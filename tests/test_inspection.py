@@ -485,8 +485,15 @@ def test_a_shape_inspected_twice_is_refused(tmp_path: Path) -> None:
         for later, line in enumerate(lines[3:], start=3):
             line["seq"] = later
 
-    with pytest.raises(InspectionError, match="3: shape 'b1-l16-contiguous' is inspected a second time"):
+    with pytest.raises(InspectionError, match="3: shape batch 1, length 16, contiguous is inspected a second time"):
         read_inspection(_edited(tmp_path, twice))
+
+    def renamed(lines: list) -> None:  # the same shape under another key (a trailing space)
+        twice(lines)
+        lines[2]["shape"] = "b1-l16-contiguous "
+
+    with pytest.raises(InspectionError, match="3: shape batch 1, length 16, contiguous is inspected a second time"):
+        read_inspection(_edited(tmp_path, renamed))
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,7 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
         raise InspectionError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     log: InspectionLog | None = None
     seq = -1
+    shapes: set[tuple[int, int, str]] = set()
     # Lines end at LF only: str.splitlines() also ends a line at U+2028, U+0085, \x1c and more,
     # which the collector writes as they are inside a JSON string (ensure_ascii=False).
     for number, line in enumerate(text.split("\n"), start=1):
@@ -72,7 +73,7 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
                 )
             log.end = event
         else:
-            _check_shape(path, number, event, log.shapes)
+            _check_shape(path, number, event, shapes)
             log.shapes.append(event)
         seq = event.seq
     if log is None:
@@ -82,17 +83,22 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
     return log
 
 
-def _check_shape(path: Path, number: int, event: Inspection, earlier: list[Inspection]) -> None:
-    """A shape's key names its own batch, length and layout, and no shape is inspected twice:
-    plan-check reads each shape by its key."""
+def _check_shape(path: Path, number: int, event: Inspection, seen: set[tuple[int, int, str]]) -> None:
+    """A shape's key names its own batch, length and layout, and no shape (batch, length and
+    layout, as plan-check reads them) is inspected twice, whatever its key says; ``seen``: the
+    shapes of the lines before (one set: a check of every earlier line is quadratic)."""
     named = _SHAPE_KEY.fullmatch(event.shape)
     if named is not None and named.groups() != (str(event.batch), str(event.length), event.layout):
         raise InspectionError(
             f"{path}:{number}: inspection {event.shape[:80]!r} has batch {event.batch}, length {event.length}, "
             f"{event.layout}: its key names another shape"
         )
-    if any(shape.shape == event.shape for shape in earlier):
-        raise InspectionError(f"{path}:{number}: shape {event.shape[:80]!r} is inspected a second time")
+    shape = (event.batch, event.length, event.layout)
+    if shape in seen:
+        raise InspectionError(
+            f"{path}:{number}: shape batch {event.batch}, length {event.length}, {event.layout} is inspected a second time"
+        )
+    seen.add(shape)
 
 
 def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection | InspectionEnd:
