@@ -484,9 +484,10 @@ def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean
     return None, f"not pooled, the ratios being of different quantities; each: {'; '.join(parts)}", tuple(means)
 
 
-# The most significant digits a ratio or an end is shown with: as many as a float holds, so
-# that ends a few parts in a million from 1 (a change of 3 µs in 1 s) still read apart and away from 1.
-MOST_DIGITS = 15
+# The most significant digits a ratio or an end is shown with: as many as tell any two floats
+# apart (17), so that ends a few parts in a million from 1 (a change of 3 µs in 1 s), or a few
+# units in the last place, still read apart and away from 1.
+MOST_DIGITS = 17
 
 
 def interval_text(low: float, high: float) -> tuple[str, str]:

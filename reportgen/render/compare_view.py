@@ -647,8 +647,8 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
                 _passed(b, b.compile_s),
                 _passed(c, c.compile_s),
                 export_ratio(timing.compile_ratio) if timing else None,
-                speedup.baseline if speedup else None,
-                speedup.candidate if speedup else None,
+                export_ratio(speedup.baseline) if speedup else None,
+                export_ratio(speedup.candidate) if speedup else None,
                 timing.in_geomean if timing is not None else None,
                 "; ".join(timing.flags) if timing is not None else None,
                 cell.timing_note or None,
@@ -702,6 +702,8 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
             item["verdict"] = series.verdict
             item["in_geomean"] = series.in_geomean
             item["warm"]["ratio"] = export_ratio(item["warm"]["ratio"])
+    for speedup in data["speedups"]:  # as the page shows them: beyond judging, no figure
+        speedup["baseline"], speedup["candidate"] = export_ratio(speedup["baseline"]), export_ratio(speedup["candidate"])
     if comparison.geomean is not None:
         data["geomean"]["cells"] = comparison.geomean_cells  # its "ratios" count a generation cell's two
         data["geomean"]["verdict"] = comparison.geomean.verdict
