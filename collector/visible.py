@@ -39,6 +39,13 @@ _HIDDEN = re.compile(
 _UNSEEN = re.compile(_HIDDEN.pattern[:-1] + " ]")
 
 
+def read_as(text: str) -> str:
+    """``text`` as a page reads it: the characters ``visible`` shows as ``<U+XXXX>`` taken out
+    (non-ASCII spaces among them) and runs of spaces read as one, none at either end."""
+    kept = _HIDDEN.sub("", text)
+    return " ".join(kept.split()) if " " in kept else kept
+
+
 def bare(text: str) -> str:
     """``text`` without its spaces and the characters ``visible`` shows as ``<U+XXXX>``: how it
     reads on a page, where two keys equal bare cannot be told apart."""

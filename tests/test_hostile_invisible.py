@@ -261,3 +261,18 @@ def test_a_case_key_that_reads_as_another_is_refused(tmp_path: Path, key: str) -
     assert result.code == 1
     assert "on a page: it adds a space or a character no page shows, so two cells would read alike" in result.output
     assert visible(key, keep="") in result.output
+
+
+@pytest.mark.parametrize(("first", "second"), [("cell a b", "cell a  b"), ("x ", "x  "), ("x", " x")])
+def test_two_keys_alike_but_for_runs_of_spaces_are_refused(tmp_path: Path, first: str, second: str) -> None:
+    """A second review: keys in no collector's form that differ only in runs of spaces passed,
+    and a browser shows 'cell a b' and 'cell a  b' alike."""
+    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183" / "events.jsonl"
+    text = sample.read_text(encoding="utf-8")
+    text = text.replace('"b2-l16-contiguous-float32-eager"', json.dumps(first))
+    text = text.replace('"b2-l16-noncontiguous-float32-eager"', json.dumps(second))
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text(text, encoding="utf-8")
+    result = invoke(["validate", log])
+    assert result.code == 1 and "so two cells would read alike" in result.output

@@ -64,7 +64,7 @@ import msgspec
 from msgspec import UNSET
 
 from collector.descriptors import descriptors
-from collector.visible import bare, visible
+from collector.visible import bare, read_as, visible
 from collector.planschema import MAX_REMEASURE_ROUNDS, module_depth
 from collector.stability import unstable_generation
 from collector.timing import warm_stats
@@ -1474,16 +1474,22 @@ def _alike_keys(matrix: Any) -> str | None:
     joined = "".join(keys)
     if joined.isascii() and joined.isprintable() and " " not in joined:  # every key plain ASCII: none can
         return None
+    shown: dict[str, str] = {}  # each key as a page reads it -> the first key that reads so
     for cell in matrix:
         core = bare(cell.case)
-        if core == cell.case:
+        first = shown.setdefault(read_as(cell.case), cell.case)
+        if core == cell.case and first == cell.case:
             continue
-        if core in keys or _COLLECTOR_CASE.fullmatch(core):
+        if first != cell.case:  # two keys alike but for runs of spaces ("a b", "a  b") or unseen characters
+            other = f"cell {visible(first[:80], keep='')!r}"
+        elif core in keys or _COLLECTOR_CASE.fullmatch(core):
             other = f"cell {core[:80]!r}" if core in keys else f"the collector's key {core[:80]!r}"
-            return (
-                f"case {visible(cell.case[:80], keep='')!r} reads as {other} on a page: it adds a space or a "
-                "character no page shows, so two cells would read alike"
-            )
+        else:
+            continue
+        return (
+            f"case {visible(cell.case[:80], keep='')!r} reads as {other} on a page: it adds a space or a "
+            "character no page shows, so two cells would read alike"
+        )
     return None
 
 

@@ -703,7 +703,10 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
             item["in_geomean"] = series.in_geomean
             item["warm"]["ratio"] = export_ratio(item["warm"]["ratio"])
     for speedup in data["speedups"]:  # as the page shows them: beyond judging, no figure
-        speedup["baseline"], speedup["candidate"] = export_ratio(speedup["baseline"]), export_ratio(speedup["candidate"])
+        speedup["baseline"], speedup["candidate"] = (
+            export_ratio(speedup["baseline"]),
+            export_ratio(speedup["candidate"]),
+        )
     if comparison.geomean is not None:
         data["geomean"]["cells"] = comparison.geomean_cells  # its "ratios" count a generation cell's two
         data["geomean"]["verdict"] = comparison.geomean.verdict
