@@ -699,3 +699,23 @@ def test_a_header_written_inside_a_multi_line_string_is_no_entry_s_line(tmp_path
     code, output = _report(tmp_path, _write(tmp_path, text))
     assert code == 1 and "matches no planned cell" in output
     assert "annotations.toml:6:" not in output
+
+
+def test_a_skeleton_of_many_escaped_keys_names_its_cells_rather_than_searching(tmp_path: Path) -> None:
+    """A second review: each escaped key ('...[[]0]') counted as a wildcard pattern, so the
+    skeleton of a run of 2,400 failed cells so named passed the report's limit on pattern tests
+    and the report refused it, advising names without wildcards, which such keys cannot be."""
+    import json
+
+    events = lb.large_log(2400, 1)
+    text = "".join(json.dumps(e) + "\n" for e in events)
+    for case in sorted({e["case"] for e in events if "case" in e}, key=len, reverse=True):
+        text = text.replace(f'"{case}"', f'"{case}[0]"')
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "events.jsonl").write_text(text, encoding="utf-8")
+    runner = CliRunner()
+    assert runner.invoke(main, ["annotate", str(run / "events.jsonl")]).exit_code == 0
+    report = runner.invoke(main, ["report", str(run / "events.jsonl"), "--out", str(tmp_path / "out")])
+    assert report.exit_code == 0, report.output[-500:]
+    assert "patterns and field selectors" not in report.output

@@ -71,6 +71,19 @@ class AnnotationError(ValueError):
 
 
 _GLOB = re.compile(r"[*?\[]")
+# A wildcard character written as the one-character class that matches only it ([*], [?], [[]),
+# as `reportgen annotate` writes a key holding one: such a pattern names one key.
+_ESCAPED = re.compile(r"\[([*?\[])\]")
+
+
+def _literal(pattern: str) -> str | None:
+    """The one case key ``pattern`` names (its escaped wildcard characters as themselves), or
+    None for a pattern that searches (a wildcard of its own)."""
+    if _GLOB.search(_ESCAPED.sub("", pattern)):
+        return None
+    return _ESCAPED.sub(lambda m: m.group(1), pattern) if "[" in pattern else pattern
+
+
 # Entries that search the run's cells (a wildcard, or a field such as mode) times its cells: at
 # most this many tests, so that a file of many overlapping entries cannot keep a report busy
 # for minutes (entries that name their cells are looked up, whatever their number).
@@ -109,7 +122,7 @@ class Entry:
         of its cases, or once when it selects by fields only; 0 when it names its cells."""
         if self.named is not None:
             return 0
-        globs = [v for name, values in self.selectors if name == "cases" for v in values if _GLOB.search(v)]
+        globs = [v for name, values in self.selectors if name == "cases" for v in values if _literal(v) is None]
         return max(1, len(globs))
 
     @property
@@ -119,7 +132,8 @@ class Entry:
         if len(self.selectors) != 1 or self.selectors[0][0] not in ("case", "cases"):
             return None
         values = self.selectors[0][1]
-        return None if any(_GLOB.search(v) for v in values) else list(values)
+        names = [_literal(v) for v in values]
+        return None if any(n is None for n in names) else [n for n in names if n is not None]
 
     def select(self, cells: list[CellRecord]) -> list[CellRecord]:
         """The cells this entry selects, in plan order: one pass per selector over the cells
@@ -128,9 +142,9 @@ class Entry:
             if name == "case":
                 cells = [c for c in cells if c.planned.case == values[0]]
             elif name == "cases":
-                # A name without * ? or [ matches only itself: looked up, not matched.
-                names = {v for v in values if not _GLOB.search(v)}
-                globs = [v for v in values if v not in names]
+                # A name without * ? or [ (or with them escaped) matches only itself: looked up, not matched.
+                names = {n for v in values if (n := _literal(v)) is not None}
+                globs = [v for v in values if _literal(v) is None]
                 match = re.compile("|".join(f"(?:{translate(g)})" for g in globs)).match if globs else None
                 cells = [c for c in cells if c.planned.case in names or (match and match(c.planned.case))]
             elif name == "shape":
@@ -415,7 +429,9 @@ def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Ann
             raise AnnotationError(f"{entry.where(notes.path)}: {entry.label} {what}")
         # A name listed without a wildcard names one cell: a misspelled one among others that
         # match must not leave its cell unexplained with no word.
-        listed = [v for name, values in entry.selectors if name == "cases" for v in values if not _GLOB.search(v)]
+        listed = [
+            n for name, values in entry.selectors if name == "cases" for v in values if (n := _literal(v)) is not None
+        ]
         missing = [n for n in listed if n not in position]
         if missing:
             more = f" (and {len(missing) - 1} more not in it)" if len(missing) > 1 else ""
