@@ -110,3 +110,26 @@ def test_a_difference_where_the_allowance_is_zero_is_drawn_beyond_it(tmp_path: P
     title = next(b.title for b in chart.bars if b.title.startswith(failed))
     assert "beyond a zero allowance" in title and "not finite" not in title
     assert "where the allowance is zero" in figure.caption
+
+
+def test_a_training_difference_beyond_a_zero_allowance_is_not_called_not_finite(tmp_path: Path) -> None:
+    """A second review: the collector writes worst_ratio null for a finite gradient difference
+    where the allowance is zero (its max_abs finite), and the chart called it "not finite"."""
+    import json
+
+    lines = [
+        json.loads(line) for line in (FIXTURES / "synthetic_training.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    compiled = next(e["case"] for e in lines if e["kind"] == "train_step" and e["case"].endswith("compiled"))
+    step = [e for e in lines if e["kind"] == "train_step" and e["case"] == compiled][-1]
+    step["grads"][0].update(mismatched=1, worst_ratio=None, max_abs=1e-3, max_rel=None)
+    for event in lines:
+        if event["kind"] == "case_result" and event["case"] == compiled:
+            event["status"] = "mismatch"
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    judged = judge_log(log)
+    figure = error_vs_allowance(judged.run.cells, judged.judgement.allowance)
+    assert figure is not None
+    title = next(b.title for b in parse_chart(chart_markup(figure)).bars if b.title.startswith(compiled))
+    assert "beyond a zero allowance" in title and "not finite" not in title, title

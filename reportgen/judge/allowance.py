@@ -74,15 +74,18 @@ def worst_over_allowance(cell: CellRecord) -> Allowance | None:
         return best
     for step in cell.train_steps:
         for grad in step.grads:
-            take(_logged(grad.worst_ratio, f"gradient of {grad.name} at step {step.step}"))
+            take(_logged(grad.worst_ratio, grad.max_abs, f"gradient of {grad.name} at step {step.step}"))
     if cell.train_result is not None:
         for param in cell.train_result.params:
-            take(_logged(param.worst_ratio, f"updated {param.name}" + (f" ({param.rule})" if param.rule else "")))
+            what = f"updated {param.name}" + (f" ({param.rule})" if param.rule else "")
+            take(_logged(param.worst_ratio, param.max_abs, what))
     return best
 
 
-def _logged(value: float | None, what: str) -> Allowance:
-    """A ratio the collector logged (None: its difference was not finite)."""
+def _logged(value: float | None, max_abs: float | None, what: str) -> Allowance:
+    """A ratio the collector logged; None where no number states it: a difference that is not
+    finite (its max_abs null too), else a finite one beyond a zero allowance (a zero reference
+    gradient under a zero-gradient rule, or atol 0)."""
     if value is None:
-        return Allowance(math.inf, what, NOT_FINITE)
+        return Allowance(math.inf, what, NOT_FINITE if max_abs is None else ZERO_ALLOWANCE)
     return Allowance(value, what)
