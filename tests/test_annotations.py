@@ -719,3 +719,14 @@ def test_a_skeleton_of_many_escaped_keys_names_its_cells_rather_than_searching(t
     report = runner.invoke(main, ["report", str(run / "events.jsonl"), "--out", str(tmp_path / "out")])
     assert report.exit_code == 0, report.output[-500:]
     assert "patterns and field selectors" not in report.output
+
+
+def test_an_entry_s_line_is_counted_as_toml_counts_lines(tmp_path: Path) -> None:
+    """A second review: a U+2028 inside a string ended a line for str.splitlines (TOML ends lines
+    at LF only), so every later error named the line after its own."""
+    text = (
+        '[[explain]]\ncases = ["b1-l16-contiguous-float32-eager"]\nexplanation = "x\u2028"\nverdict = "accepted"\n'
+        'reason = "r"\n\n[[explain]]\nbatch = 2.5\nexplanation = "y"\n'
+    )
+    code, output = _report(tmp_path, _write(tmp_path, text))
+    assert code == 1 and "annotations.toml:8: [[explain]] #2 batch.0" in output, output

@@ -198,6 +198,11 @@ class Annotations:
     covered: dict[int, list[str]]
 
 
+def _toml_lines(text: str) -> list[str]:
+    """The file's lines as TOML numbers them (a CR before the LF dropped)."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def _string_after(line: str, inside: str) -> str:
     """The multi-line string delimiter (''' or three double quotes) still open at the end of
     ``line``, given the one open at its start ("" for none): strings on one line, comments and
@@ -244,7 +249,8 @@ def _header_lines(text: str) -> dict[tuple[str, str], list[int]]:
     """Line numbers of each table header, by (bracket, first key): tomllib keeps no positions."""
     found: dict[tuple[str, str], list[int]] = {}
     inside = ""  # the delimiter of the multi-line string a line starts in ("" where none)
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at LF only, as TOML's do: str.splitlines() also ends one at U+2028, U+0085 and more.
+    for number, line in enumerate(_toml_lines(text), start=1):
         starts_inside, inside = inside, _string_after(line, inside)
         match = None if starts_inside else _HEADER.match(line)  # else a line of a string's text
         if not match:
@@ -343,7 +349,7 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
             f"{path}: not valid TOML: an integer of more than {sys.get_int_max_str_digits():,} digits"
         ) from None
     lines = _header_lines(text)
-    text_lines = text.splitlines()
+    text_lines = _toml_lines(text)
     result = AnnotationFile(path)
     for key, value in data.items():
         if key == PATTERN_KEY and isinstance(value, list):
