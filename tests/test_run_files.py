@@ -248,3 +248,22 @@ def test_copying_again_into_the_same_page_writes_nothing_and_says_so(tmp_path: P
     assert any(p.parent.name == "traces" for p in written) and traced > 0
     again, rewritten, traced_again = copy_run_files(judge_log(log), tmp_path / "page")
     assert rewritten == [] and traced_again == traced and again == files
+
+
+def test_a_second_entry_naming_a_copied_file_with_other_bytes_is_not_linked(tmp_path: Path) -> None:
+    """A second review: an entry that named a file copied for an earlier entry was linked with
+    the earlier entry's size and sha256, its own (1 byte, sha256 0...) never compared."""
+    log = _copy_run(tmp_path)
+    data = b'{"traceEvents": []}'
+    (log.parent / "traces" / "a.json").write_bytes(data)
+    right = {
+        "path": "traces/a.json",
+        "kind": "chrome_trace",
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    _listed(log, [right, dict(right), dict(right, bytes=1, sha256="0" * 64)])
+    files, _, _ = copy_run_files(judge_log(log), tmp_path / "page")
+    traces = [f for f in files if f.label.startswith("Trace")]
+    assert [bool(f.href) for f in traces] == [True, True, False]
+    assert "this entry records 1 bytes, sha256 " + "0" * 64 in traces[2].note

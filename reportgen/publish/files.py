@@ -76,7 +76,8 @@ def copy_run_files(
     files.append(RunFile("Event log", "events.jsonl", f"{len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}"))
     run_dir = log.resolve().parent
     used: dict[str, int] = {}  # names taken, each with the last number given to a trace of that name
-    copied: dict[Path, tuple[str, str]] = {}  # each file copied once, however many entries name it
+    # Each file copied once, however many entries name it: its link, note, size and sha256.
+    copied: dict[Path, tuple[str, str, int, str]] = {}
     left = run_cap
     for cell in judged.run.cells:
         for profile in cell.profiles:
@@ -87,7 +88,11 @@ def copy_run_files(
                     files.append(RunFile(label, "", found))
                     continue
                 if found in copied:
-                    files.append(RunFile(label, *copied[found]))
+                    link, why, size, sha256 = copied[found]
+                    if (trace.bytes, trace.sha256) != (size, sha256):  # this entry says other bytes of it
+                        why = f"not copied: {trace.path} is linked above with {size} bytes, sha256 {sha256}; this entry records {trace.bytes} bytes, sha256 {trace.sha256}"
+                        link = ""
+                    files.append(RunFile(label, link, why))
                     continue
                 size = found.stat().st_size
                 if size != trace.bytes:
@@ -102,7 +107,7 @@ def copy_run_files(
                 if link:
                     if wrote:
                         written.append(page_dir / link)
-                    copied[found] = (link, why)
+                    copied[found] = (link, why, size, trace.sha256)
                     left -= size
                 files.append(RunFile(label, link, why))
     return files, written, run_cap - left
