@@ -86,10 +86,13 @@ records; it never judges. Judgement lives in ``reportgen``.
 # keeps a cell's first 200 warnings, checks a fresh process built the run's non-persistent
 # buffers too, runs a bf16 or fp16 training plan on its loss and grad tolerances, refuses a
 # --profile that matches no chosen cell, an --out inside its own folder and a value_range its
-# input's dtype cannot hold, and checks comparison rules on the shapes that run; change it
-# with every release of the collector,
+# input's dtype cannot hold, and checks comparison rules on the shapes that run; 0.28.0 logs a
+# warm series whose loop's CPU wait it recorded but could not read as unclassified, records
+# integer inputs at the model's call without setting dispatch modes aside inside a timed first
+# call, names a misspelled required option, and runs inspect with a cache folder of its own;
+# change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.27.0"
+__version__ = "0.28.0"
 
 import sys
 
