@@ -747,7 +747,7 @@ def key_lines(text: str) -> dict[str, int]:
     multi-line string or array can hide a key), used only to point at the line in messages."""
     lines: dict[str, int] = {}
     table: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # TOML ends lines at LF only (not U+2028)
         header = _HEADER.match(line)
         if header and "=" not in header.group(1):
             table = _dotted(header.group(1))

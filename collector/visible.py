@@ -40,9 +40,11 @@ _UNSEEN = re.compile(_HIDDEN.pattern[:-1] + " ]")
 
 
 def read_as(text: str) -> str:
-    """``text`` as a page reads it: the characters ``visible`` shows as ``<U+XXXX>`` taken out
-    (non-ASCII spaces among them) and runs of spaces read as one, none at either end."""
-    kept = _HIDDEN.sub("", text)
+    """``text`` as a page reads it: every space character (a tab, a line break, a non-ASCII
+    space) read as a space, the other characters ``visible`` shows as ``<U+XXXX>`` taken out, and
+    runs of spaces read as one, none at either end."""
+    spaced = "".join(" " if c.isspace() else c for c in text) if not text.isascii() or not text.isprintable() else text
+    kept = _HIDDEN.sub("", spaced)  # a tab, a line break or a non-ASCII space reads as a space
     return " ".join(kept.split()) if " " in kept else kept
 
 

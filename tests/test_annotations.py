@@ -730,3 +730,19 @@ def test_an_entry_s_line_is_counted_as_toml_counts_lines(tmp_path: Path) -> None
     )
     code, output = _report(tmp_path, _write(tmp_path, text))
     assert code == 1 and "annotations.toml:8: [[explain]] #2 batch.0" in output, output
+
+
+def test_a_case_table_s_key_is_the_key_itself_even_with_bracketed_characters(tmp_path: Path) -> None:
+    """A third review: a ["cell[*]x"] table was read as the pattern's key 'cell*x' and refused as
+    'names case cell[*]x, which is not in the plan'."""
+    text = (lb.FIXTURES / "synthetic_mismatch.jsonl").read_text(encoding="utf-8")
+    failing = "b2-l16-contiguous-float32-compiled"
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "events.jsonl").write_text(text.replace(f'"{failing}"', '"cell[*]x"'), encoding="utf-8")
+    (run / "annotations.toml").write_text(
+        '["cell[*]x"]\nexplanation = "Reviewed: the compiled kernel rounds differently."\nverdict = "accepted"\nreason = "within the task\'s needs"\n',
+        encoding="utf-8",
+    )
+    code, output = _report(tmp_path, run / "events.jsonl")
+    assert code == 0 and "not in the plan" not in output, output

@@ -560,3 +560,14 @@ def test_the_banner_names_an_unread_wait_as_the_reason_a_timing_is_not_classifie
     title, text = unstable_timing_text(judged.judgement)
     assert "4 of 4 timed cells have a warm loop whose threads' CPU wait the collector could not read" in text
     assert "too few samples" not in text
+
+
+def test_diff_and_compare_give_an_unread_wait_as_the_reason_a_series_is_not_classified() -> None:
+    """A third review: with the collector's own verdict now 'unclassified' for an unread wait,
+    diff and compare said 'the collector that measured it could not classify it (...); these rules
+    call its samples stable', where the report gives the unread wait as the reason."""
+    from collector.stability import WAIT_NOT_READ
+    from reportgen.judge.timing_stability import UNCLASSIFIED_FLAG, UNREAD_WAIT, series_flag
+
+    flag = series_flag(list(STEADY), None, logged=("unclassified", WAIT_NOT_READ), unread=True)
+    assert flag == f"{UNCLASSIFIED_FLAG}: {UNREAD_WAIT}"

@@ -151,11 +151,72 @@ def test_a_generation_plan_s_missing_policy_does_not_promise_a_length_it_keeps(t
     assert [1, 20] in tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]["shapes"]
 
 
-def test_a_cache_check_of_the_largest_shape_alone_is_noted(tmp_path: Path) -> None:
+def test_a_cache_check_of_the_last_shape_alone_is_noted(tmp_path: Path) -> None:
     plan = _plan(tmp_path, "tiny_encoder", lambda t: t.replace("cache_checks = [[1, 16]]", "cache_checks = [[2, 16]]"))
     code, output = _check(plan, "cpu")
-    assert "[NOTE] the only cache check repeats the largest shape [2, 16]" in output
-    assert "Repeat a smaller shape, e.g. [1, 16], after the largest." in output
+    assert "[NOTE] the only cache check repeats the last shape [2, 16]" in output
+    assert "Repeat an earlier shape, e.g. [1, 16]." in output
     shipped = tmp_path / "shipped"
     shipped.mkdir()
-    assert "repeats the largest shape" not in _check(_plan(shipped, "tiny_encoder"), "cpu")[1]
+    assert "repeats the last shape" not in _check(_plan(shipped, "tiny_encoder"), "cpu")[1]
+    # What matters is the order the collector runs them in: a repeat of the first shape after the
+    # last one tests that the first graph survived (a third review: the largest shape was blamed).
+    first = tmp_path / "first"
+    first.mkdir()
+    reordered = _plan(
+        first,
+        "tiny_encoder",
+        lambda t: t.replace("shapes = [[1, 16], [1, 32], [2, 16]]", "shapes = [[2, 16], [1, 16]]").replace(
+            "cache_checks = [[1, 16]]", "cache_checks = [[2, 16]]"
+        ),
+    )
+    assert "repeats the last shape" not in _check(reordered, "cpu")[1]
+
+
+def test_no_task_criterion_is_proposed_on_a_metric_whose_direction_is_not_known(tmp_path: Path) -> None:
+    """A third review: the float64 cells scenario B's revision added were proposed
+    'max_rel_error_to_float64_reference >= 0.99999', a threshold that fails a right output and
+    passes a wrong one (the metric is an error: lower is better)."""
+    revised = tmp_path / "revised.toml"
+    code, output = _check(REPO / "tests" / "plans" / "scenario_b.toml", "cpu", revised)
+    tolerances = tomllib.loads(revised.read_text(encoding="utf-8"))["tolerances"]
+    for dtype, table in tolerances.items():
+        task = table.get("task")
+        if task and "error" in task["metric"]:
+            assert task["op"] == "<=", (dtype, task)
+
+
+def test_a_reject_policy_over_every_length_leaves_the_matrix_to_the_owner(tmp_path: Path) -> None:
+    plan = _plan(
+        tmp_path,
+        "tiny_encoder",
+        lambda t: t.replace("shapes = [[1, 16], [1, 32], [2, 16]]", "shapes = [[1, 40], [2, 48]]").replace(
+            "cache_checks = [[1, 16]]", "cache_checks = [[1, 40]]"
+        ),
+    )
+    revised = tmp_path / "revised.toml"
+    code, output = _check(plan, "neuron", revised)
+    assert "does not pass the plan schema" not in output
+    assert tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]["shapes"] == [[1, 40], [2, 48]]
+
+
+def test_a_plan_s_line_numbers_count_lines_as_toml_does(tmp_path: Path) -> None:
+    """A U+2028 in a string ended a line for str.splitlines: every later key's line was one on."""
+    plan = _plan(
+        tmp_path,
+        "tiny_encoder",
+        lambda t: t.replace("Two-layer", "Two\u2028layer", 1).replace('dtypes = ["float32"]', 'dtypes = ["float33"]'),
+    )
+    line = next(n for n, text in enumerate(plan.read_text(encoding="utf-8").split("\n"), 1) if "float33" in text)
+    code, output = _check(plan, "cpu")
+    assert code == 1 and f"{plan.name}:{line}: matrix.dtypes" in output, output
+
+
+def test_a_dynamic_plan_s_missing_cache_check_cites_no_static_shape_rule(tmp_path: Path) -> None:
+    def edit(text: str) -> str:
+        padding = text[text.index("[padding]") : text.index("[reference]")]
+        text = text.replace(padding, "").replace("cache_checks = [[1, 16]]\n", "")
+        return text + "\n[compile]\ndynamic = true\nfullgraph = true\n"
+
+    code, output = _check(_plan(tmp_path, "tiny_encoder", edit), "cuda")
+    assert "[REVISE] no cache check" in output and "dynamic=False" not in output, output

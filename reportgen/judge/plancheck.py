@@ -255,8 +255,11 @@ def _dynamic_served(ctx: Context) -> bool:
 
 
 def _drop_lengths(ctx: Context, lengths: set[int]) -> None:
-    """Take the shapes of ``lengths`` out of the revised matrix and its cache checks."""
+    """Take the shapes of ``lengths`` out of the revised matrix and its cache checks (none where
+    that would leave the matrix no shape: the finding says what to do, and the owner decides)."""
     matrix = ctx.revised["matrix"]
+    if all(shape[1] in lengths for shape in matrix.get("shapes", [])):
+        return
     for key in ("shapes", "cache_checks"):
         if key in matrix:
             matrix[key] = [list(shape) for shape in matrix[key] if shape[1] not in lengths]
@@ -459,17 +462,18 @@ def check_expected_compilations(ctx: Context) -> list[Finding]:
 def check_cache_check(ctx: Context) -> list[Finding]:
     shapes = [tuple(s) for s in ctx.revised["matrix"].get("shapes", [])]
     checks = [tuple(s) for s in ctx.revised["matrix"].get("cache_checks", [])]
-    largest = max(shapes, key=lambda s: (s[0] * s[1], s), default=None)
-    if ctx.compiled and largest is not None and len(shapes) >= 2 and checks and all(c == largest for c in checks):
-        smallest = min(shapes, key=lambda s: (s[0] * s[1], s))
+    # The collector runs the repeats after the last shape of each group, in plan order.
+    last = shapes[-1] if shapes else None
+    if ctx.compiled and last is not None and len(shapes) >= 2 and checks and all(c == last for c in checks):
+        earlier = min(shapes[:-1], key=lambda s: (s[0] * s[1], s))
         return [
             _finding(
                 ctx,
                 "recompile-per-shape",
                 "note",
-                f"the only cache check repeats the largest shape {list(largest)}",
-                "The repeat runs right after the shape itself, so it shows only that the graph just compiled is reused; whether an earlier shape's graph survives the largest one is not tested.",
-                f"Repeat a smaller shape, e.g. {list(smallest)}, after the largest.",
+                f"the only cache check repeats the last shape {list(last)}",
+                "The collector runs the repeats after the last shape of the matrix, so this one follows its own shape and shows only that the graph just compiled is reused; whether an earlier shape's graph survives later ones is not tested.",
+                f"Repeat an earlier shape, e.g. {list(earlier)}.",
                 key="matrix.cache_checks",
             )
         ]
@@ -477,16 +481,12 @@ def check_cache_check(ctx: Context) -> list[Finding]:
         return []
     smallest = min(shapes, key=lambda s: (s[0] * s[1], s))
     ctx.revised["matrix"]["cache_checks"] = [list(smallest)]
-    return [
-        _finding(
-            ctx,
-            "recompile-per-shape",
-            "revise",
-            "no cache check",
-            f"Repeating {list(smallest)} after the largest shape shows whether the process compiles a shape again.",
-            f"Add {list(smallest)} as a cache check, repeated after the largest shape.",
-        )
-    ]
+    title = "no cache check"
+    detail = f"Repeating {list(smallest)} after the largest shape shows whether the process compiles a shape again."
+    first = f"Add {list(smallest)} as a cache check, repeated after the largest shape."
+    if _dynamic_served(ctx):  # not the static-shape rule: dynamic shapes may serve the repeat, or not
+        return [Finding("recompile-per-shape", "revise", title, detail, first, "", "")]
+    return [_finding(ctx, "recompile-per-shape", "revise", title, detail, first)]
 
 
 # The lower-precision dtypes a plan may test after FP32, by the name the findings give them.
@@ -630,18 +630,30 @@ def _propose_missing(ctx: Context, tolerances: dict[str, Any], dtype: str) -> bo
     elif ctx.plan.generation is not None:
         steps = int(ctx.plan.generation.get("decode_steps", 0)) + 1  # step 0 is the prefill's
         proposal.setdefault("task", {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": steps})
-    elif dtype != "float32":
-        # Another dtype's declared task criterion (float32's first), as it stands: its metric
-        # may be an error (<=) or a similarity (>=); else a similarity's, on the module's metric.
-        declared = [t["task"] for d, t in sorted(tolerances.items(), key=lambda i: i[0] != "float32") if "task" in t]
-        if declared:
-            proposal.setdefault("task", dict(declared[0]))
-        else:
-            threshold = PROPOSED_BF16_TASK_THRESHOLD if dtype in LOW_PRECISION else 0.99999
-            metric = _task_metric_name(tolerances, ctx.plan.module_path)
-            proposal.setdefault("task", {"metric": metric, "op": ">=", "threshold": threshold})
+    elif dtype != "float32" and "task" not in proposal:
+        task = _proposed_task(tolerances, ctx.plan.module_path, dtype in LOW_PRECISION)
+        if task is not None:
+            proposal["task"] = task
     tolerances[dtype] = {**proposal, "proposed": True}
     return True
+
+
+def _proposed_task(tolerances: dict[str, Any], module: Path, low_precision: bool) -> dict[str, Any] | None:
+    """A task criterion to propose for a dtype without one: another dtype's declared one
+    (float32's first) as it stands, a cosine's threshold lowered to PROPOSED_BF16_TASK_THRESHOLD
+    for a lower precision; else, where the module's metric is a cosine (a similarity: higher is
+    better), a threshold on it. None where the metric's direction is not known (an error metric
+    takes <=, a similarity >=): the owner writes it."""
+    declared = [t["task"] for _, t in sorted(tolerances.items(), key=lambda i: i[0] != "float32") if "task" in t]
+    if declared:
+        task = dict(declared[0])
+        if low_precision and task.get("op") == ">=" and "cosine" in str(task.get("metric")):
+            task["threshold"] = min(task["threshold"], PROPOSED_BF16_TASK_THRESHOLD)
+        return task
+    metric = _task_metric_name(tolerances, module)
+    if "cosine" not in metric:
+        return None
+    return {"metric": metric, "op": ">=", "threshold": PROPOSED_BF16_TASK_THRESHOLD if low_precision else 0.99999}
 
 
 def check_criteria_power(ctx: Context) -> list[Finding]:
@@ -768,9 +780,8 @@ def _low_precision_criteria(ctx: Context, tolerances: dict[str, Any], dtype: str
     elif ctx.plan.generation is not None:
         steps = int(ctx.plan.generation.get("decode_steps", 0)) + 1  # step 0 is the prefill's
         proposal.setdefault("task", {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": steps})
-    else:
-        metric = _task_metric_name(tolerances, ctx.plan.module_path)
-        proposal.setdefault("task", {"metric": metric, "op": ">=", "threshold": PROPOSED_BF16_TASK_THRESHOLD})
+    elif "task" not in proposal and (task := _proposed_task(tolerances, ctx.plan.module_path, True)) is not None:
+        proposal["task"] = task
     tolerances[dtype] = {**proposal, "proposed": True}
     name = LOW_PRECISION[dtype]
     lacking = [

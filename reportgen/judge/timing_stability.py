@@ -507,7 +507,7 @@ def series_flag(
         return f"{UNCLASSIFIED_FLAG}: {s.note}"
     if apart := attempts_apart(s, before) or logged_unstable(s, logged):
         return f"{FLAG}: {apart}"
-    if why := logged_unclassified(s, logged) or (UNREAD_WAIT if unread else ""):
+    if why := (UNREAD_WAIT if unread else "") or logged_unclassified(s, logged):  # as cell_stability orders them
         return f"{UNCLASSIFIED_FLAG}: {why}"
     whole = repetitions_stability(samples, repetitions, waited) if repetitions else None
     if whole is not None and whole.verdict == UNSTABLE:

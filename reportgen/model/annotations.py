@@ -131,7 +131,9 @@ class Entry:
         wildcard): its cells are looked up, not searched for. None otherwise."""
         if len(self.selectors) != 1 or self.selectors[0][0] not in ("case", "cases"):
             return None
-        values = self.selectors[0][1]
+        name, values = self.selectors[0]
+        if name == "case":  # a [case] table's key is the key itself, never a pattern
+            return list(values)
         names = [_literal(v) for v in values]
         return None if any(n is None for n in names) else [n for n in names if n is not None]
 
