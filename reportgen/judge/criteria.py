@@ -299,8 +299,8 @@ def _compiled_measurement(run: RunModel) -> Declared:
     """Where the compiled cells were compiled and timed, as their events' cache conditions say
     (the collector's --cold: a fresh process per cell from an empty cache, or the collector's own
     process): warm loops of one and of the other ran in different processes. Cache checks left
-    out; "not recorded" where no compiled cell logged a condition (criteria_changes then names no
-    change against it)."""
+    out; "not recorded" where no compiled cell was timed (criteria_changes then names no change
+    against it)."""
     compiles, colds = set(), set()
     for cell in run.cells:
         if cell.planned.mode != "compiled" or cell.planned.repeat_of is not None:
@@ -309,7 +309,9 @@ def _compiled_measurement(run: RunModel) -> Declared:
             compiles.add(cell.compile_cache[2])
         if cell.cold_condition:
             colds.add(cell.cold_condition)
-    if not compiles and not colds:  # nothing to compare: no change is named against it
+    # Nothing to compare (no change is named against it): no condition logged, or no compiled
+    # cell timed (a cell that failed has no cold call: its run's condition is not "none").
+    if not colds:
         value = NOT_RECORDED
     else:
         words = [", ".join(CONDITION_WORDS.get(c, c) for c in sorted(found)) or "none" for found in (compiles, colds)]

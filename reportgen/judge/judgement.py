@@ -340,17 +340,18 @@ def failing_quantity(cell: CellRecord) -> str:
             found.append("updated parameters")
     if cell.task_metric is not None and metric_values([cell.task_metric], "passed") == [False]:
         found.append("task metric")
-    if not found:  # a generation cell fails on its tokens or top-k (its events are read for failed cells only)
-        generated = cell.generation
-        if generated is not None:
-            # Its greedy tokens failed the task criterion (no criterion: a divergence is named);
-            # its top-k overlap fell below the plan's least at some step.
-            if generated.tokens_passed is False or (
-                generated.tokens_passed is None and generated.first_divergent_step is not None
-            ):
-                found.append("greedy tokens")
-            if generated.top_k_passed is False:
-                found.append("top-k overlap")
+    generated = cell.generation  # (its events are read for failed cells only)
+    if generated is not None:
+        # Its greedy tokens failed the task criterion (no criterion: a divergence is named; the
+        # task metric, where it failed, is that criterion); its top-k overlap fell below the
+        # plan's least at some step, whatever else failed.
+        if "task metric" not in found and (
+            generated.tokens_passed is False
+            or (generated.tokens_passed is None and generated.first_divergent_step is not None)
+        ):
+            found.append("greedy tokens")
+        if generated.top_k_passed is False:
+            found.append("top-k overlap")
     return ", ".join(found) or "not recorded"
 
 

@@ -535,9 +535,14 @@ def _where_sentence(found: Localized) -> str:
         places, bound = _unmeasured_places(found)
         raise_it = f"; raise [localize] {bound} to measure them" if bound else ""
         if found.modules and all(v.accumulated is not None for v in found.modules):
+            # The log does not say whether localisation's own run of the model reproduced the
+            # mismatch: an error on a first call only, or one that varies from run to run, is
+            # gone there, and every module then reads within the tolerance too.
             return (
                 "Every localised module is within the tolerance, end to end too, yet the cell did not match the reference:"
-                f" the error arises in {' or in '.join(places)}{raise_it}."
+                f" the error arises in {' or in '.join(places)}, or localisation's own run of the model did not"
+                " reproduce the mismatch (an error on a first call only, or one that varies from run to run): the log"
+                f" does not say which{raise_it}."
             )
         return f"No localised module's own (local) error is beyond the tolerance; the error may arise in {' or in '.join(places)}{raise_it}."
     f = found.first
