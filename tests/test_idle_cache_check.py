@@ -83,3 +83,29 @@ def test_a_cache_check_of_the_plans_last_shape_has_nothing_compiled_between(tmp_
     (repeat,) = [c for c in plan.cells if c.repeat_of]
     said = idle_repeat(repeat, plan.cells)
     assert said is not None and said.startswith("no other shape of its group is compiled between its own and it")
+
+
+@pytest.mark.parametrize(
+    ("only", "idle"),
+    [
+        (["b1-l6-*", "b1-l20-*"], True),  # 20 tokens are refused above the largest bucket 16: nothing compiled
+        (["b1-l6-*", "b1-l12-*"], False),  # 12 tokens pad to the 16 bucket: another graph between
+        ([], False),
+    ],
+)
+def test_a_generation_repeat_needs_another_bucket_compiled_between(only: list[str], idle: bool) -> None:
+    """A review: in a generation plan a compiled cell whose request the policy refuses compiles
+    nothing, yet it counted as "another shape compiled between", and the repeat ran and read
+    "reused" beside the passing cells."""
+    from types import SimpleNamespace
+
+    from collector.plan import select_cells
+    from collector.run.cells import _served_by
+
+    plan = load_plan(REPO / "collector" / "workloads" / "decoder_lm.toml")
+    chosen = select_cells(plan.cells, only, [])
+    repeats = [c for c in chosen if c.repeat_of and c.dtype == "float32" and c.layout == "contiguous"]
+    assert repeats
+    group = [c for c in chosen if c.dtype == repeats[0].dtype and c.layout == repeats[0].layout]
+    said = idle_repeat(repeats[0], group, _served_by(SimpleNamespace(plan=plan)))  # type: ignore[arg-type]
+    assert (said is not None) == idle, said

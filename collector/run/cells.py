@@ -35,6 +35,7 @@ from collector.run.timings import (
     scoped_sample,
     time_warm_cell,
 )
+from collector.generation import route
 from collector.run.generation_cells import run_generation_cell
 from collector.run.training_cells import run_training_cell
 from collector.workload import DTYPES, FedInputs, TaskMetricError, cast_inputs, input_key, task_metric, to_device
@@ -46,7 +47,8 @@ def run_cells(run: Run) -> None:
         groups.setdefault((cell.dtype, cell.layout), []).append((index, cell))
     for (dtype, _), members in groups.items():
         group = [c for _, c in members]
-        idle = {index: why for index, cell in members if (why := idle_repeat(cell, group)) is not None}
+        graph = _served_by(run)
+        idle = {index: why for index, cell in members if (why := idle_repeat(cell, group, graph)) is not None}
         for index, cell in members:
             if index in idle:
                 _skip(run, cell, index, idle[index])
@@ -57,11 +59,29 @@ def run_cells(run: Run) -> None:
         run_group(run, dtype, [(i, c) for i, c in members if c.case not in elsewhere], elsewhere)
 
 
-def idle_repeat(cell: Cell, group: list[Cell]) -> str | None:
+def _served_by(run: Run) -> Callable[[Cell], Any]:
+    """The graph a compiled cell compiles: its shape; in a generation plan, the bucket its request
+    is routed to, None for a request the plan's policy refuses (nothing is compiled for it)."""
+    padding = run.plan.padding or {}
+    if not run.plan.generation:
+        return lambda c: (c.batch, c.length)
+    buckets, policy = padding.get("buckets", []), padding.get("above_largest")
+
+    def bucket(cell: Cell) -> Any:
+        served = route(cell.length, buckets, policy)["bucket"]
+        return None if served is None else (cell.batch, served)
+
+    return bucket
+
+
+def idle_repeat(
+    cell: Cell, group: list[Cell], graph: Callable[[Cell], Any] = lambda c: (c.batch, c.length)
+) -> str | None:
     """Why a cache-check repeat among the chosen cells of its (dtype, layout) group, in their run
     order, would test nothing, or None: it repeats its shape after the group's other compiled
-    shapes, so it needs its own shape compiled before it and another shape compiled between
-    (--only may leave out either, and a plan whose cache check is its last shape has none).
+    shapes, so it needs its own shape compiled before it and another graph compiled between
+    (--only may leave out either, and a plan whose cache check is its last shape has none;
+    ``graph``: what a cell compiles, a generation request's bucket, None for a refused one).
     Without its own it is the shape's first compile; right after it, any cache holds it."""
     if not cell.repeat_of:
         return None
@@ -70,7 +90,8 @@ def idle_repeat(cell: Cell, group: list[Cell]) -> str | None:
         return f"the cell it repeats, {cell.repeat_of}, is not among the chosen cells (--only): the repeat would be its shape's first compile"
     cases = [c.case for c in group]
     after = group[cases.index(cell.repeat_of) + 1 : cases.index(cell.case)]
-    if not any(c.mode == "compiled" and not c.repeat_of for c in after):
+    own = graph(cell)
+    if not any(c.mode == "compiled" and not c.repeat_of and graph(c) not in (None, own) for c in after):
         return (
             "no other shape of its group is compiled between its own and it (the chosen cells, or the plan's "
             "order): a repeat straight after its own shape tests no cache"
