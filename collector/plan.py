@@ -225,7 +225,7 @@ class WorkloadPlan:
 
 
 def expand_matrix(matrix: dict[str, Any], limit: int | None = None) -> list[Cell]:
-    """Every shape x layout x dtype x mode, then the cache-check repeats after the largest shape;
+    """Every shape x layout x dtype x mode, then the cache-check repeats after the last shape;
     only the first ``limit`` cells when given (a plan of a megabyte names a million cells, and a
     run plans at most MAX_PLANNED_CELLS: the rest is never built)."""
     matrix = planschema.check_table("matrix", matrix)
@@ -236,8 +236,9 @@ def _cells(matrix: dict[str, Any]) -> Iterator[Cell]:
     shapes = [tuple(s) for s in matrix["shapes"]]
     dtypes, layouts, modes = matrix["dtypes"], matrix["layouts"], matrix["modes"]
     repeats = [tuple(s) for s in matrix["cache_checks"]]
-    # Each (dtype, layout) group runs its shapes in order, then repeats the cache-check shapes
-    # after the largest, so the repeat shows whether the same process compiled again.
+    # Each (dtype, layout) group runs its shapes in the plan's order, then repeats the cache-check
+    # shapes after the last of them (the largest, as plans list them), so the repeat shows
+    # whether the same process compiled again.
     for dt in dtypes:
         for lay in layouts:
             for b, l in shapes:

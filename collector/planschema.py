@@ -274,7 +274,7 @@ SCHEMA: tuple[Table, ...] = (
             Key(
                 "cache_checks",
                 "shapes",
-                "Shapes (from shapes) repeated after the largest: does the process compile them again?",
+                "Shapes (from shapes) repeated after the last of shapes (list the largest last): does the process compile them again?",
                 [],
                 "[[1, 128]]",
             ),

@@ -39,11 +39,20 @@ _HIDDEN = re.compile(
 _UNSEEN = re.compile(_HIDDEN.pattern[:-1] + " ]")
 
 
+# Characters a page draws as a blank space that are no space character (str.isspace): the
+# Hangul fillers and the braille blank.
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
 def read_as(text: str) -> str:
     """``text`` as a page reads it: every space character (a tab, a line break, a non-ASCII
     space) read as a space, the other characters ``visible`` shows as ``<U+XXXX>`` taken out, and
     runs of spaces read as one, none at either end."""
-    spaced = "".join(" " if c.isspace() else c for c in text) if not text.isascii() or not text.isprintable() else text
+    spaced = (
+        "".join(" " if c.isspace() or c in _BLANK else c for c in text)
+        if not text.isascii() or not text.isprintable()
+        else text
+    )
     kept = _HIDDEN.sub("", spaced)  # a tab, a line break or a non-ASCII space reads as a space
     return " ".join(kept.split()) if " " in kept else kept
 

@@ -265,7 +265,15 @@ def test_a_case_key_that_reads_as_another_is_refused(tmp_path: Path, key: str) -
 
 @pytest.mark.parametrize(
     ("first", "second"),
-    [("cell a b", "cell a  b"), ("x ", "x  "), ("x", " x"), ("cell a b", "cell a\tb"), ("cell a b", "cell a\u00a0b")],
+    [
+        ("cell a b", "cell a  b"),
+        ("x ", "x  "),
+        ("x", " x"),
+        ("cell a b", "cell a\tb"),
+        ("cell a b", "cell a\u00a0b"),
+        ("cell a b", "cell a\u2800b"),
+        ("cell a b", "cell a\u3164b"),
+    ],
 )
 def test_two_keys_alike_but_for_runs_of_spaces_are_refused(tmp_path: Path, first: str, second: str) -> None:
     """A second review: keys in no collector's form that differ only in runs of spaces passed,

@@ -64,7 +64,7 @@ def test_the_run_records_an_idle_repeat_skipped_and_runs_a_useful_one(tmp_path: 
     assert code == 0 and run_dir is not None
     results = _results(run_dir / "events.jsonl")
     assert results[REPEAT]["status"] == "skipped", results[REPEAT]
-    assert "a repeat straight after its own shape tests no cache" in results[REPEAT]["skip_reason"]
+    assert "a repeat straight after its own graph tests no cache" in results[REPEAT]["skip_reason"]
     assert results["b1-l4-contiguous-float32-compiled"]["status"] == "pass"
     _validates(run_dir / "events.jsonl")
     run_dir, code = execute(

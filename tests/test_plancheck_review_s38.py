@@ -154,11 +154,11 @@ def test_a_generation_plan_s_missing_policy_does_not_promise_a_length_it_keeps(t
 def test_a_cache_check_of_the_last_shape_alone_is_noted(tmp_path: Path) -> None:
     plan = _plan(tmp_path, "tiny_encoder", lambda t: t.replace("cache_checks = [[1, 16]]", "cache_checks = [[2, 16]]"))
     code, output = _check(plan, "cpu")
-    assert "[NOTE] the only cache check repeats the last shape [2, 16]" in output
-    assert "Repeat an earlier shape, e.g. [1, 16]." in output
+    assert "[NOTE] the cache check of [2, 16] tests no cache" in output
+    assert "Repeat a shape with another graph after it, e.g. [1, 16]." in output
     shipped = tmp_path / "shipped"
     shipped.mkdir()
-    assert "repeats the last shape" not in _check(_plan(shipped, "tiny_encoder"), "cpu")[1]
+    assert "tests no cache" not in _check(_plan(shipped, "tiny_encoder"), "cpu")[1]
     # What matters is the order the collector runs them in: a repeat of the first shape after the
     # last one tests that the first graph survived (a third review: the largest shape was blamed).
     first = tmp_path / "first"
@@ -170,7 +170,7 @@ def test_a_cache_check_of_the_last_shape_alone_is_noted(tmp_path: Path) -> None:
             "cache_checks = [[1, 16]]", "cache_checks = [[2, 16]]"
         ),
     )
-    assert "repeats the last shape" not in _check(reordered, "cpu")[1]
+    assert "tests no cache" not in _check(reordered, "cpu")[1]
 
 
 def test_no_task_criterion_is_proposed_on_a_metric_whose_direction_is_not_known(tmp_path: Path) -> None:
@@ -220,3 +220,38 @@ def test_a_dynamic_plan_s_missing_cache_check_cites_no_static_shape_rule(tmp_pat
 
     code, output = _check(_plan(tmp_path, "tiny_encoder", edit), "cuda")
     assert "[REVISE] no cache check" in output and "dynamic=False" not in output, output
+
+
+def test_a_generation_plan_s_cache_check_is_judged_by_the_buckets_it_compiles(tmp_path: Path) -> None:
+    """A fourth review: the note compared shapes, so a repeat the collector skips (a refused
+    request after it, or one padded to the same bucket) drew none, and its advice named a
+    refused request."""
+    for shapes, idle in (("[[1, 6], [1, 20]]", True), ("[[1, 6], [1, 7]]", True), ("[[1, 6], [1, 12]]", False)):
+        folder = tmp_path / shapes.replace(" ", "").replace(",", "_").strip("[]")
+        folder.mkdir()
+        plan = _plan(
+            folder,
+            "decoder_lm",
+            lambda t, shapes=shapes: t.replace("shapes = [[1, 6], [1, 12], [1, 20]]", f"shapes = {shapes}"),
+        )
+        output = _check(plan, "neuron")[1]
+        assert ("[NOTE] the cache check of [1, 6] tests no cache" in output) == idle, (shapes, output)
+        assert "e.g. [1, 20]" not in output
+
+
+def test_a_missing_cache_check_is_proposed_on_a_shape_with_another_graph_after_it(tmp_path: Path) -> None:
+    """A fourth review: with the smallest shape last, the proposal repeated the last shape, which
+    plan-check then noted and the collector skipped."""
+    plan = _plan(
+        tmp_path,
+        "tiny_encoder",
+        lambda t: t.replace("shapes = [[1, 16], [1, 32], [2, 16]]", "shapes = [[2, 16], [1, 32], [1, 16]]").replace(
+            "cache_checks = [[1, 16]]\n", ""
+        ),
+    )
+    revised = tmp_path / "revised.toml"
+    code, output = _check(plan, "cpu", revised)
+    assert "[REVISE] no cache check" in output
+    checks = tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]["cache_checks"]
+    assert checks and checks[0] != [1, 16], checks
+    assert "tests no cache" not in _check(revised, "cpu")[1]

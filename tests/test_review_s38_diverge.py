@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from reportgen.judge.criteria import NOT_RECORDED, _compiled_measurement
+from reportgen.judge.criteria import _compiled_measurement, criteria_changes
 from reportgen.judge.judgement import failing_quantity
 
 
@@ -35,8 +35,18 @@ def _compiled(cold: str | None, compile_condition: str = "fresh_process_empty_ca
     )
 
 
+def _measured(*cells: SimpleNamespace) -> dict:
+    declared = _compiled_measurement(SimpleNamespace(cells=list(cells)))  # type: ignore[arg-type]
+    return {declared.key: declared}
+
+
 def test_a_run_whose_compiled_cells_were_not_timed_names_no_cold_condition() -> None:
-    timed = _compiled_measurement(SimpleNamespace(cells=[_compiled("fresh_process_empty_cache")]))  # type: ignore[arg-type]
-    failed = _compiled_measurement(SimpleNamespace(cells=[_compiled(None)]))  # type: ignore[arg-type]
-    assert "cold call: fresh process, empty compile cache" in timed.value
-    assert failed.value == NOT_RECORDED, "a failed cell has no cold call: no condition, not 'none'"
+    timed = _measured(_compiled("fresh_process_empty_cache"))
+    failed = _measured(_compiled(None))
+    assert "cold call: fresh process, empty compile cache" in timed["compiled_measurement"].value
+    assert failed["compiled_measurement"].value.endswith("cold call: not recorded"), "not 'none'"
+    assert criteria_changes(timed, failed) == [], "one --cold on both sides: no change"
+    # The compile condition is still compared (a fourth review: it was dropped with the cold call).
+    in_process = _measured(_compiled("compiled_in_process", "compiled_in_process"))
+    (change,) = criteria_changes(failed, in_process)
+    assert change.key == "compiled_measurement"

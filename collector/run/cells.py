@@ -94,7 +94,8 @@ def idle_repeat(
     if not any(c.mode == "compiled" and not c.repeat_of and graph(c) not in (None, own) for c in after):
         return (
             "no other shape of its group is compiled between its own and it (the chosen cells, or the plan's "
-            "order): a repeat straight after its own shape tests no cache"
+            "order; in a generation plan, no other bucket a request is padded to): a repeat straight after its "
+            "own graph tests no cache"
         )
     return None
 

@@ -309,12 +309,14 @@ def _compiled_measurement(run: RunModel) -> Declared:
             compiles.add(cell.compile_cache[2])
         if cell.cold_condition:
             colds.add(cell.cold_condition)
-    # Nothing to compare (no change is named against it): no condition logged, or no compiled
-    # cell timed (a cell that failed has no cold call: its run's condition is not "none").
-    if not colds:
+    if not compiles and not colds:  # nothing to compare: no change is named against it
         value = NOT_RECORDED
     else:
-        words = [", ".join(CONDITION_WORDS.get(c, c) for c in sorted(found)) or "none" for found in (compiles, colds)]
+        # No compiled cell timed (a cell that failed has no cold call): its cold condition is not
+        # recorded, not "none", and criteria_changes then compares the compile conditions alone.
+        words = [
+            ", ".join(CONDITION_WORDS.get(c, c) for c in sorted(found)) or NOT_RECORDED for found in (compiles, colds)
+        ]
         value = f"compiled: {words[0]}; cold call: {words[1]}"
     return Declared("compiled_measurement", "where compiled cells were compiled and timed", value, "record")
 
@@ -449,8 +451,8 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
         if a is not None and b is not None and key in ("weights", "inputs") and not _comparable(a, b):
             hashed = _hash_change(key, a, b)
             changes += [hashed] if hashed is not None else []
-        elif key == "compiled_measurement" and NOT_RECORDED in (old, new):
-            # A side that timed no compiled cell: no compiled cell's measurement is compared.
+        elif key == "compiled_measurement" and _same_measurement(old, new):
+            # A side that compiled no cell, or timed none: only what both record is compared.
             continue
         elif (
             key == "warmup" and NOT_RECORDED in (old, new) and a and b and a.file_value and a.file_value == b.file_value
@@ -465,6 +467,20 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
                 )
             )
     return sorted(changes, key=lambda c: (order[c.judges], c.key))
+
+
+def _same_measurement(old: str, new: str) -> bool:
+    """Whether two compiled_measurement values agree on every part both record (a part, or the
+    whole, 'not recorded' on a side compares nothing)."""
+    if NOT_RECORDED in (old, new):
+        return True
+    try:
+        parts = [dict(part.split(": ", 1) for part in value.split("; ")) for value in (old, new)]
+    except ValueError:  # not this function's own form: compared whole
+        return old == new
+    return all(
+        parts[0][k] == parts[1][k] for k in parts[0] if k in parts[1] and NOT_RECORDED not in (parts[0][k], parts[1][k])
+    )
 
 
 def _same_shared_shapes(a: Declared, b: Declared) -> bool:

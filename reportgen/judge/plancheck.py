@@ -53,6 +53,7 @@ from reportgen.judge.criterion_power import (
     cannot_fail,
     cannot_pass,
     deciding,
+    SIMILARITY,
     idle_task,
     top_k_vacuous,
 )
@@ -459,31 +460,73 @@ def check_expected_compilations(ctx: Context) -> list[Finding]:
     ]
 
 
+def _graph_of(ctx: Context) -> Callable[[tuple[int, ...]], Any]:
+    """The graph a compiled shape compiles: the shape itself; in a generation plan the bucket its
+    request pads to (None for one the policy refuses: nothing is compiled for it)."""
+    padding = ctx.checked.get("padding") or {}
+    declared = list(padding.get("buckets", []))
+    if ctx.plan.generation is None or not declared:
+        return lambda s: s
+    truncates = planschema.policy_word(padding.get("above_largest")) == "truncate"
+
+    def bucket(shape: tuple[int, ...]) -> Any:
+        served = bucket_for(shape[1], declared)
+        if served is None and truncates:
+            served = declared[-1]
+        return None if served is None else (shape[0], served)
+
+    return bucket
+
+
+def _no_graph_after(
+    shape: tuple[int, ...], shapes: list[tuple[int, ...]], graph: Callable[[tuple[int, ...]], Any]
+) -> bool:
+    """Whether no shape after ``shape`` in plan order compiles a graph other than its own."""
+    own = graph(shape)
+    return not any(graph(s) not in (None, own) for s in shapes[shapes.index(shape) + 1 :])
+
+
 def check_cache_check(ctx: Context) -> list[Finding]:
     shapes = [tuple(s) for s in ctx.revised["matrix"].get("shapes", [])]
     checks = [tuple(s) for s in ctx.revised["matrix"].get("cache_checks", [])]
-    # The collector runs the repeats after the last shape of each group, in plan order.
-    last = shapes[-1] if shapes else None
-    if ctx.compiled and last is not None and len(shapes) >= 2 and checks and all(c == last for c in checks):
-        earlier = min(shapes[:-1], key=lambda s: (s[0] * s[1], s))
+    # The collector runs the repeats after the last shape of each group, in plan order; a repeat
+    # tests the cache only where another graph was compiled after its own shape (collector
+    # run/cells.idle_repeat, which skips the others).
+    graph = _graph_of(ctx)
+    idle = [c for c in checks if c in shapes and _no_graph_after(c, shapes, graph)]
+    if ctx.compiled and len(shapes) >= 2 and idle:
+        useful = [s for s in shapes if graph(s) is not None and not _no_graph_after(s, shapes, graph)]
+        earlier = min(useful, key=lambda s: (s[0] * s[1], s)) if useful else None
         return [
             _finding(
                 ctx,
                 "recompile-per-shape",
                 "note",
-                f"the only cache check repeats the last shape {list(last)}",
-                "The collector runs the repeats after the last shape of the matrix, so this one follows its own shape and shows only that the graph just compiled is reused; whether an earlier shape's graph survives later ones is not tested.",
-                f"Repeat an earlier shape, e.g. {list(earlier)}.",
+                f"the cache check of {listed(str(list(c)) for c in idle)} tests no cache",
+                "The collector runs the repeats after the last shape of the matrix and skips one with no other graph compiled after its own shape"
+                + (
+                    " (in a generation plan, another bucket a request is padded to)"
+                    if ctx.plan.generation is not None
+                    else ""
+                )
+                + ": a repeat straight after its own graph shows only that the graph just compiled is reused.",
+                f"Repeat a shape with another graph after it, e.g. {list(earlier)}."
+                if earlier
+                else "Plan another shape after the one repeated.",
                 key="matrix.cache_checks",
             )
         ]
     if not ctx.compiled or len(shapes) < 2 or checks:
         return []
-    smallest = min(shapes, key=lambda s: (s[0] * s[1], s))
+    # The collector repeats after the matrix's last shape: the smallest with another graph after it.
+    useful = [s for s in shapes if graph(s) is not None and not _no_graph_after(s, shapes, graph)]
+    if not useful:
+        return []
+    smallest = min(useful, key=lambda s: (s[0] * s[1], s))
     ctx.revised["matrix"]["cache_checks"] = [list(smallest)]
     title = "no cache check"
-    detail = f"Repeating {list(smallest)} after the largest shape shows whether the process compiles a shape again."
-    first = f"Add {list(smallest)} as a cache check, repeated after the largest shape."
+    detail = f"Repeating {list(smallest)} after the matrix's last shape {list(shapes[-1])} shows whether the process compiles a shape again."
+    first = f"Add {list(smallest)} as a cache check (the collector repeats it after the last shape)."
     if _dynamic_served(ctx):  # not the static-shape rule: dynamic shapes may serve the repeat, or not
         return [Finding("recompile-per-shape", "revise", title, detail, first, "", "")]
     return [_finding(ctx, "recompile-per-shape", "revise", title, detail, first)]
@@ -588,7 +631,11 @@ def check_runnable(ctx: Context) -> list[Finding]:
         declared = tolerances if dtype != "float32" or "float32" in tolerances else {"float32": DEFAULT_FP32_TOLERANCE}
         why = missing_criteria(declared, dtype, ctx.plan.training is not None, ctx.plan.generation is not None)
         if why is not None:
-            proposed = _propose_missing(ctx, tolerances, dtype)
+            marked = _propose_missing(ctx, tolerances, dtype)
+            complete = (
+                missing_criteria(tolerances, dtype, ctx.plan.training is not None, ctx.plan.generation is not None)
+                is None
+            )
             findings.append(
                 Finding(
                     "criteria-missing",
@@ -598,7 +645,9 @@ def check_runnable(ctx: Context) -> list[Finding]:
                     f"Declare the missing criteria in [tolerances.{dtype}] with the workload's owner before running"
                     + (
                         "; the revised plan proposes values to review, marked proposed = true (the collector refuses it until they are agreed)."
-                        if proposed
+                        if marked and complete
+                        else f"; the revised plan marks [tolerances.{dtype}] proposed = true, so that the collector refuses it until they are written."
+                        if marked
                         else "."
                     ),
                     "Criteria are declared before any result",
@@ -647,11 +696,14 @@ def _proposed_task(tolerances: dict[str, Any], module: Path, low_precision: bool
     declared = [t["task"] for _, t in sorted(tolerances.items(), key=lambda i: i[0] != "float32") if "task" in t]
     if declared:
         task = dict(declared[0])
-        if low_precision and task.get("op") == ">=" and "cosine" in str(task.get("metric")):
+        if not low_precision:  # as precise at least: the declared criterion as it stands
+            return task
+        if task.get("op") == ">=" and SIMILARITY.fullmatch(str(task.get("metric"))):
             task["threshold"] = min(task["threshold"], PROPOSED_BF16_TASK_THRESHOLD)
-        return task
+            return task
+        return None  # an error's bound for FP32 fails right lower-precision outputs; how far to widen it is the owner's
     metric = _task_metric_name(tolerances, module)
-    if "cosine" not in metric:
+    if not SIMILARITY.fullmatch(metric):  # a similarity by its name's form only (max_cosine_distance is a distance)
         return None
     return {"metric": metric, "op": ">=", "threshold": PROPOSED_BF16_TASK_THRESHOLD if low_precision else 0.99999}
 
