@@ -44,12 +44,13 @@ _UNSEEN = re.compile(_HIDDEN.pattern[:-1] + " ]")
 _BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
-def read_as(text: str) -> str:
+def read_as(text: str, blank: str = " ") -> str:
     """``text`` as a page reads it: every space character (a tab, a line break, a non-ASCII
     space) read as a space, the other characters ``visible`` shows as ``<U+XXXX>`` taken out, and
-    runs of spaces read as one, none at either end."""
+    runs of spaces read as one, none at either end. ``blank``: what the characters some fonts
+    draw as a space and others as nothing (Hangul fillers, the braille blank) read as."""
     spaced = (
-        "".join(" " if c.isspace() or c in _BLANK else c for c in text)
+        "".join(" " if c.isspace() else blank if c in _BLANK else c for c in text)
         if not text.isascii() or not text.isprintable()
         else text
     )

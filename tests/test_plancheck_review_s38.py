@@ -255,3 +255,49 @@ def test_a_missing_cache_check_is_proposed_on_a_shape_with_another_graph_after_i
     checks = tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]["cache_checks"]
     assert checks and checks[0] != [1, 16], checks
     assert "tests no cache" not in _check(revised, "cpu")[1]
+
+
+def test_an_idle_check_beside_one_that_tests_the_cache_is_to_be_dropped(tmp_path: Path) -> None:
+    plan = _plan(
+        tmp_path, "tiny_encoder", lambda t: t.replace("cache_checks = [[1, 16]]", "cache_checks = [[1, 16], [2, 16]]")
+    )
+    output = _check(plan, "cpu")[1]
+    assert "[NOTE] the cache check of [2, 16] tests no cache" in output
+    assert "Drop it: the cache check of [1, 16] tests the cache." in output
+
+
+def _encoder_with_metric(folder: Path, metric: str, bf16: str) -> Path:
+    module = (WORKLOADS / "tiny_encoder.py").read_text(encoding="utf-8")
+    module = module.replace('TASK_METRIC = "min_cosine_to_reference"', f'TASK_METRIC = "{metric}"')
+    assert f'TASK_METRIC = "{metric}"' in module
+    (folder / "enc.py").write_text(module, encoding="utf-8")
+    text = (
+        (WORKLOADS / "tiny_encoder.toml")
+        .read_text(encoding="utf-8")
+        .replace('module = "tiny_encoder.py"', 'module = "enc.py"')
+    )
+    start = text.index("[tolerances.float32]")
+    end = text.index("\n[", start + 1)
+    text = text[:start] + "[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\n" + bf16 + text[end:]
+    text = text.replace('dtypes = ["float32"]', 'dtypes = ["float32", "bfloat16"]')
+    plan = folder / "plan.toml"
+    plan.write_text(text, encoding="utf-8")
+    return plan
+
+
+def test_a_task_criterion_is_proposed_only_on_a_metric_named_as_a_similarity(tmp_path: Path) -> None:
+    """A fourth review: 'max_cosine_distance >= 0.99' was proposed (a distance read as a cosine by
+    a substring); a cosine similarity still gets its proposal, and the finding says which."""
+    for metric, proposed in (("max_cosine_distance", False), ("min_cosine_to_reference", True)):
+        folder = tmp_path / metric
+        folder.mkdir()
+        plan = _encoder_with_metric(folder, metric, "\n[tolerances.bfloat16]\natol = 1e-2\nrtol = 1e-2\n")
+        revised = folder / "revised.toml"
+        code, output = _check(plan, "cpu", revised)
+        bf16 = tomllib.loads(revised.read_text(encoding="utf-8"))["tolerances"]["bfloat16"]
+        assert ("task" in bf16) == proposed, (metric, bf16)
+        if proposed:
+            assert bf16["task"] == {"metric": metric, "op": ">=", "threshold": 0.99}
+        else:
+            assert "the task criterion is the owner's to write" in output
+            assert "proposes values to review" not in output.split("no declared BF16")[1].split("[")[0]

@@ -1474,10 +1474,13 @@ def _alike_keys(matrix: Any) -> str | None:
     joined = "".join(keys)
     if joined.isascii() and joined.isprintable() and " " not in joined:  # every key plain ASCII: none can
         return None
-    shown: dict[str, str] = {}  # each key as a page reads it -> the first key that reads so
+    # Each key as a page reads it -> the first key that reads so; a blank-drawn character read
+    # as a space, and as nothing (fonts differ), each reading its own map.
+    readings: tuple[dict[str, str], dict[str, str]] = ({}, {})
     for cell in matrix:
         core = bare(cell.case)
-        first = shown.setdefault(read_as(cell.case), cell.case)
+        firsts = [shown.setdefault(read_as(cell.case, blank), cell.case) for shown, blank in zip(readings, (" ", ""))]
+        first = next((f for f in firsts if f != cell.case), cell.case)
         if core == cell.case and first == cell.case:
             continue
         if first != cell.case:  # two keys alike but for runs of spaces ("a b", "a  b") or unseen characters

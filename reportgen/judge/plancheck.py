@@ -496,6 +496,7 @@ def check_cache_check(ctx: Context) -> list[Finding]:
     idle = [c for c in checks if c in shapes and _no_graph_after(c, shapes, graph)]
     if ctx.compiled and len(shapes) >= 2 and idle:
         useful = [s for s in shapes if graph(s) is not None and not _no_graph_after(s, shapes, graph)]
+        testing = [c for c in checks if c in useful]  # checks that do test the cache
         earlier = min(useful, key=lambda s: (s[0] * s[1], s)) if useful else None
         return [
             _finding(
@@ -510,7 +511,9 @@ def check_cache_check(ctx: Context) -> list[Finding]:
                     else ""
                 )
                 + ": a repeat straight after its own graph shows only that the graph just compiled is reused.",
-                f"Repeat a shape with another graph after it, e.g. {list(earlier)}."
+                f"Drop it: the cache check of {list(testing[0])} tests the cache."
+                if testing
+                else f"Repeat a shape with another graph after it, e.g. {list(earlier)}."
                 if earlier
                 else "Plan another shape after the one repeated.",
                 key="matrix.cache_checks",
@@ -849,7 +852,13 @@ def _low_precision_criteria(ctx: Context, tolerances: dict[str, Any], dtype: str
         f"no declared {name} {' and '.join(lacking)}",
         f"An FP32 elementwise tolerance does not carry over to {name}, and a loose elementwise pass alone does not establish "
         + ("that training still learns the same (its loss and gradients)." if training else "task quality."),
-        f"Agree a {name} {criteria} with the owner before running; the revised plan proposes values to review, marked proposed = true.",
+        f"Agree a {name} {criteria} with the owner before running; "
+        + (
+            "the revised plan proposes values to review, marked proposed = true."
+            if not ("task" in missing and "task" not in proposal)
+            else "the revised plan proposes the tolerance and marks the table proposed = true; the task criterion is the owner's to write (the declared one bounds an error, whose widening for "
+            f"{name} no rule gives, or the metric's direction is not known from its name)."
+        ),
         key=f"tolerances.{dtype}",
     )
 
