@@ -370,26 +370,19 @@ def check_buckets(ctx: Context) -> list[Finding]:
                     f"Test the padded lengths {bracketed(sorted(set(padded.values())))} (pad masks identically), then plan compile and cache checks per bucket.",
                 )
             )
-        if above and policy and not policy.startswith(planschema.UNDECIDED) and rejects:
+        if above and policy and not policy.startswith(planschema.UNDECIDED):
             findings.append(
                 _finding(
                     ctx,
                     "static-shapes",
                     "revise",
                     f"lengths {bracketed(above)} are above the largest bucket ({largest})",
-                    f"The declared policy ({policy!r}) refuses such a request: no shape of it reaches the model, so a cell of that length tests nothing the service runs.",
-                    f"Drop {bracketed(above)} from the matrix (the refusal is the service's to test), or declare truncate to test {largest} in their place.",
-                )
-            )
-        elif above and policy and not policy.startswith(planschema.UNDECIDED):
-            findings.append(
-                _finding(
-                    ctx,
-                    "static-shapes",
-                    "revise",
-                    f"lengths {bracketed(above)} are above the largest bucket ({largest})",
-                    f"The declared policy ({policy!r}) decides what such a request becomes; the largest bucket {largest} is the shape that reaches the model.",
-                    f"Test {largest} in place of {bracketed(above)}.",
+                    f"The declared policy ({policy!r}) refuses such a request: no shape of it reaches the model, so a cell of that length tests nothing the service runs."
+                    if rejects
+                    else f"The declared policy ({policy!r}) decides what such a request becomes; the largest bucket {largest} is the shape that reaches the model.",
+                    f"Drop {bracketed(above)} from the matrix (the refusal is the service's to test), or declare truncate to test {largest} in their place."
+                    if rejects
+                    else f"Test {largest} in place of {bracketed(above)}.",
                 )
             )
     if ctx.revised.get("padding", {}).get("buckets") and not ctx.checked.get("padding", {}).get("above_largest"):
