@@ -25,15 +25,14 @@ from typing import Any
 import torch
 
 from collector.compare import compare
-from collector.planschema import policy_word
+from collector.planschema import policy_word, served_bucket
 
 
 def route(length: int, buckets: list[int], policy: str | None) -> dict[str, Any]:
     """Which bucket serves a request of ``length`` tokens, under the plan's policy above the
     largest: {"bucket", "outcome" (padded, truncated, refused), "reason"}."""
-    fits = [b for b in buckets if b >= length]
-    if fits:
-        bucket = fits[0]
+    bucket = served_bucket(length, buckets, policy)
+    if bucket is not None and bucket >= length:
         return {
             "bucket": bucket,
             "outcome": "padded",
@@ -43,7 +42,7 @@ def route(length: int, buckets: list[int], policy: str | None) -> dict[str, Any]
         }
     largest = buckets[-1] if buckets else None
     word = policy_word(policy)
-    if word == "truncate" and largest is not None:
+    if bucket is not None:
         return {
             "bucket": largest,
             "outcome": "truncated",

@@ -12,6 +12,7 @@ the key path and what is expected, with a "did you mean" when a close key exists
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
 import re
@@ -60,6 +61,16 @@ ABOVE_LARGEST_POLICIES = ("reject", "truncate", "split")
 def policy_word(policy: str | None) -> str:
     """The policy's verb (reject, truncate, split), as the plan schema requires it to start."""
     return (policy or "").strip().split(" ", 1)[0].lower().rstrip(":,;.")
+
+
+def served_bucket(length: int, buckets: list[int], policy: str | None) -> int | None:
+    """The bucket a request of ``length`` tokens is served at: the first at or above it, else the
+    largest where the policy truncates; None for a request the collector refuses. The buckets
+    ascend (the schema checks it): a binary search, as plans may list thousands."""
+    at = bisect.bisect_left(buckets, length)
+    if at < len(buckets):
+        return buckets[at]
+    return buckets[-1] if buckets and policy_word(policy) == "truncate" else None
 
 
 UNDECIDED = "UNDECIDED"

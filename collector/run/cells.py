@@ -35,7 +35,7 @@ from collector.run.timings import (
     scoped_sample,
     time_warm_cell,
 )
-from collector.generation import route
+from collector.planschema import served_bucket
 from collector.run.generation_cells import run_generation_cell
 from collector.run.training_cells import run_training_cell
 from collector.workload import DTYPES, FedInputs, TaskMetricError, cast_inputs, input_key, task_metric, to_device
@@ -45,9 +45,9 @@ def run_cells(run: Run) -> None:
     groups: dict[tuple[str, str], list[tuple[int, Cell]]] = {}
     for index, cell in enumerate(run.cells, start=1):
         groups.setdefault((cell.dtype, cell.layout), []).append((index, cell))
+    graph = _served_by(run)
     for (dtype, _), members in groups.items():
         group = [c for _, c in members]
-        graph = _served_by(run)
         idle = {index: why for index, cell in members if (why := idle_repeat(cell, group, graph)) is not None}
         for index, cell in members:
             if index in idle:
@@ -68,7 +68,7 @@ def _served_by(run: Run) -> Callable[[Cell], Any]:
     buckets, policy = padding.get("buckets", []), padding.get("above_largest")
 
     def bucket(cell: Cell) -> Any:
-        served = route(cell.length, buckets, policy)["bucket"]
+        served = served_bucket(cell.length, buckets, policy)
         return None if served is None else (cell.batch, served)
 
     return bucket

@@ -417,13 +417,8 @@ def _generation_graphs(ctx: Context) -> int | None:
     declared = list(ctx.checked.get("padding", {}).get("buckets", []))
     if "generation" not in ctx.checked or not declared:
         return None
-    lengths = ctx.lengths()
-    served = {b for l in lengths if (b := bucket_for(l, declared)) is not None}
-    if (
-        any(l > declared[-1] for l in lengths)
-        and planschema.policy_word(ctx.checked["padding"]["above_largest"]) == "truncate"
-    ):
-        served.add(declared[-1])
+    policy = ctx.checked["padding"]["above_largest"]
+    served = {b for l in ctx.lengths() if (b := planschema.served_bucket(l, declared, policy)) is not None}
     return len(served) + 1
 
 
@@ -457,26 +452,29 @@ def _graph_of(ctx: Context) -> Callable[[tuple[int, ...]], Any]:
     """The graph a compiled shape compiles: the shape itself; in a generation plan the bucket its
     request pads to (None for one the policy refuses: nothing is compiled for it)."""
     padding = ctx.checked.get("padding") or {}
-    declared = list(padding.get("buckets", []))
+    declared, policy = list(padding.get("buckets", [])), padding.get("above_largest")
     if ctx.plan.generation is None or not declared:
         return lambda s: s
-    truncates = planschema.policy_word(padding.get("above_largest")) == "truncate"
 
     def bucket(shape: tuple[int, ...]) -> Any:
-        served = bucket_for(shape[1], declared)
-        if served is None and truncates:
-            served = declared[-1]
+        served = planschema.served_bucket(shape[1], declared, policy)
         return None if served is None else (shape[0], served)
 
     return bucket
 
 
-def _no_graph_after(
-    shape: tuple[int, ...], shapes: list[tuple[int, ...]], graph: Callable[[tuple[int, ...]], Any]
-) -> bool:
-    """Whether no shape after ``shape`` in plan order compiles a graph other than its own."""
-    own = graph(shape)
-    return not any(graph(s) not in (None, own) for s in shapes[shapes.index(shape) + 1 :])
+def _tested(shapes: list[tuple[int, ...]], graph: Callable[[tuple[int, ...]], Any]) -> set[tuple[int, ...]]:
+    """The shapes a repeat tests the cache of: compiled (a graph of their own), with a shape of
+    another graph after them in plan order. One pass from the end, the graphs seen so far kept."""
+    tested: set[tuple[int, ...]] = set()
+    after: set[Any] = set()
+    for shape in reversed(shapes):
+        own = graph(shape)
+        if own is not None and after - {own}:
+            tested.add(shape)
+        if own is not None and len(after) < 2:  # two distinct graphs after a shape already decide it
+            after.add(own)
+    return tested
 
 
 def check_cache_check(ctx: Context) -> list[Finding]:
@@ -485,10 +483,9 @@ def check_cache_check(ctx: Context) -> list[Finding]:
     # The collector runs the repeats after the last shape of each group, in plan order; a repeat
     # tests the cache only where another graph was compiled after its own shape (collector
     # run/cells.idle_repeat, which skips the others).
-    graph = _graph_of(ctx)
-    idle = [c for c in checks if c in shapes and _no_graph_after(c, shapes, graph)]
+    useful = _tested(shapes, _graph_of(ctx))
+    idle = [c for c in checks if c in shapes and c not in useful]
     if ctx.compiled and len(shapes) >= 2 and idle:
-        useful = [s for s in shapes if graph(s) is not None and not _no_graph_after(s, shapes, graph)]
         testing = [c for c in checks if c in useful]  # checks that do test the cache
         earlier = min(useful, key=lambda s: (s[0] * s[1], s)) if useful else None
         return [
@@ -515,7 +512,6 @@ def check_cache_check(ctx: Context) -> list[Finding]:
     if not ctx.compiled or len(shapes) < 2 or checks:
         return []
     # The collector repeats after the matrix's last shape: the smallest with another graph after it.
-    useful = [s for s in shapes if graph(s) is not None and not _no_graph_after(s, shapes, graph)]
     if not useful:
         return []
     smallest = min(useful, key=lambda s: (s[0] * s[1], s))
