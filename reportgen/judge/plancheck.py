@@ -664,19 +664,35 @@ def _propose_missing(ctx: Context, tolerances: dict[str, Any], dtype: str) -> bo
     if table is None and base is None:
         return False
     proposal: dict[str, Any] = {**(base or {}), **(table or {})}
-    elementwise = {key: proposal[key] for key in ("atol", "rtol") if key in proposal}
+    elementwise: dict[str, Any] = {key: proposal[key] for key in ("atol", "rtol") if key in proposal}
+    _fill_criteria(
+        ctx, tolerances, proposal, elementwise, low_precision=dtype in LOW_PRECISION, task=dtype != "float32"
+    )
+    tolerances[dtype] = {**proposal, "proposed": True}
+    return True
+
+
+def _fill_criteria(
+    ctx: Context,
+    tolerances: dict[str, Any],
+    proposal: dict[str, Any],
+    elementwise: dict[str, Any],
+    low_precision: bool,
+    task: bool,
+) -> None:
+    """Add to ``proposal`` (the parts declared kept) what a cell of the plan's kind is judged
+    by: a training plan's loss and gradient tolerances (``elementwise``), a generation plan's
+    every step agreeing, another plan's task criterion (where ``task``) when one can be proposed."""
     if ctx.plan.training is not None:
         for part in ("loss", "grad"):
             proposal.setdefault(part, dict(elementwise))
     elif ctx.plan.generation is not None:
         steps = int(ctx.plan.generation.get("decode_steps", 0)) + 1  # step 0 is the prefill's
         proposal.setdefault("task", {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": steps})
-    elif dtype != "float32" and "task" not in proposal:
-        task = _proposed_task(tolerances, ctx.plan.module_path, dtype in LOW_PRECISION)
-        if task is not None:
-            proposal["task"] = task
-    tolerances[dtype] = {**proposal, "proposed": True}
-    return True
+    elif task and "task" not in proposal:
+        found = _proposed_task(tolerances, ctx.plan.module_path, low_precision)
+        if found is not None:
+            proposal["task"] = found
 
 
 def _proposed_task(tolerances: dict[str, Any], module: Path, low_precision: bool) -> dict[str, Any] | None:
@@ -818,14 +834,7 @@ def _low_precision_criteria(ctx: Context, tolerances: dict[str, Any], dtype: str
     if not missing:
         return None
     proposal: dict[str, Any] = {**PROPOSED_BF16, **tol}
-    if training:
-        for part in ("loss", "grad"):
-            proposal.setdefault(part, dict(PROPOSED_BF16))
-    elif ctx.plan.generation is not None:
-        steps = int(ctx.plan.generation.get("decode_steps", 0)) + 1  # step 0 is the prefill's
-        proposal.setdefault("task", {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": steps})
-    elif "task" not in proposal and (task := _proposed_task(tolerances, ctx.plan.module_path, True)) is not None:
-        proposal["task"] = task
+    _fill_criteria(ctx, tolerances, proposal, PROPOSED_BF16, low_precision=True, task=True)
     tolerances[dtype] = {**proposal, "proposed": True}
     name = LOW_PRECISION[dtype]
     lacking = [
