@@ -283,3 +283,25 @@ def test_a_module_whose_output_was_not_measured_is_named_before_a_jump_not_build
         found.sentence
     )
     assert "builds up across modules" not in found.sentence
+
+
+def test_a_module_beyond_a_zero_allowance_is_not_called_not_finite(tmp_path: Path) -> None:
+    """A finite difference where the allowance is zero (atol 0, a reference of 0 there) has no
+    ratio, but it is not a NaN or an Inf either: the table and the sentence say which it is."""
+    modules = _modules(("blocks.0", "Block", 0.1, 0.1, 1), ("head", "Linear", 3.0, 3.0, 1))
+    zero = dict(modules[1]["local"], allowed_at_worst=0.0, diff_at_worst=2e-5)
+    modules[1].update(accumulated=dict(zero), local=dict(zero))
+    nan = dict(modules[0]["local"], diff_at_worst=None, max_abs=None, max_rel=None, mismatched=16)
+    modules[0].update(local=nan)
+    found = _judge(modules)
+    head = next(v for v in found.modules if v.name == "head")
+    assert (head.accumulated_text, head.local_text) == ("beyond a zero allowance", "beyond a zero allowance")
+    block = next(v for v in found.modules if v.name == "blocks.0")
+    assert block.local_text == "not finite"
+    pages = _report(tmp_path, _log(modules, []))
+    assert "beyond a zero allowance" in pages["report.md"]
+    row = next(line for line in pages["report.md"].splitlines() if line.startswith("| `head`"))
+    assert "not finite" not in row, row
+    # No figure reads as a multiple of the allowance where no number states it.
+    assert "local error not finite;" in pages["report.md"]
+    assert "finite ×" not in pages["report.md"] and "allowance ×" not in pages["report.md"]

@@ -39,7 +39,7 @@ class Allowance:
     infinite: str = ""  # NOT_FINITE or ZERO_ALLOWANCE when ``ratio`` is infinite, else ""
 
 
-def _why_infinite(stats: ErrorStats) -> str:
+def why_infinite(stats: ErrorStats) -> str:
     """Why no number states how far (""): a finite quotient too large for a float, which the
     chart lists as out of range rather than drawing it at its mark."""
     if stats.diff_at_worst is None or stats.allowed_at_worst is None:
@@ -69,7 +69,7 @@ def worst_over_allowance(cell: CellRecord) -> Allowance | None:
     stats = cell.result.error_stats if cell.result else None
     value = ratio(stats)
     if stats is not None and value is not None:
-        take(Allowance(value, stats.worst_output or "outputs", _why_infinite(stats) if math.isinf(value) else ""))
+        take(Allowance(value, stats.worst_output or "outputs", why_infinite(stats) if math.isinf(value) else ""))
     if not cell.trained:  # no train_step or train_result event: nothing more judged it
         return best
     for step in cell.train_steps:

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from collector.planschema import module_depth
 from reportgen.contract.events import ErrorStats, Localization, LocalizedModule
-from reportgen.judge.allowance import ratio
+from reportgen.judge.allowance import NOT_FINITE, ratio, why_infinite
 from reportgen.model.runmodel import CellRecord
 
 Role = Literal["diverges", "own error", "inherited", "arises before", "within", "not measured"]
@@ -60,6 +60,23 @@ class ModuleVerdict:
     operators: tuple[str, ...] | None
     role: Role
     note: str | None
+    accumulated_why: str = NOT_FINITE  # why no number states an infinite figure (allowance.why_infinite)
+    local_why: str = NOT_FINITE
+
+    @property
+    def accumulated_text(self) -> str:
+        return ratio_text(self.accumulated, self.accumulated_why)
+
+    @property
+    def local_text(self) -> str:
+        return ratio_text(self.local, self.local_why)
+
+    def accumulated_times(self, tail: str = " the allowance") -> str:
+        """In a sentence: "3.2 × the allowance", or the words for a figure no number states."""
+        return _times(self.accumulated_text, tail)
+
+    def local_times(self, tail: str = " the allowance") -> str:
+        return _times(self.local_text, tail)
 
 
 @dataclass(frozen=True)
@@ -239,6 +256,8 @@ def judge_localization(event: Localization) -> Localized:
             operators=tuple(m.operators) if m.operators is not None else None,
             role=_role(m, diverging, gap_at[0] if gap_at else None),
             note=m.note,
+            accumulated_why=why_infinite(m.accumulated) if m.accumulated is not None else NOT_FINITE,
+            local_why=why_infinite(m.local) if m.local is not None else NOT_FINITE,
         )
         for m in ordered
     ]
@@ -382,7 +401,7 @@ def _brief(found: Localized) -> str:
         return f"arises before {m.name} ({m.type}), {calls}in code no localised module covers ({_gap_place(found.gap)}){later}"
     if found.first is not None:
         return (
-            f"{found.first_words} {found.first.name} ({found.first.type}), local {ratio_text(found.first.local)} × the allowance"
+            f"{found.first_words} {found.first.name} ({found.first.type}), local {found.first.local_times()}"
             + (f", {len(found.inherited)} after it inherit" if found.inherited else "")
             + found.unmeasured_words
         )
@@ -390,7 +409,7 @@ def _brief(found: Localized) -> str:
         u, b = found.unlocal, found.first_beyond
         if b is not None and b is not u:
             return f"builds up from {b.name} on; {u.name} ({u.type}), whose own error was not measured, may add to it"
-        return f"{u.name} ({u.type}) is the first beyond the tolerance end to end ({ratio_text(u.accumulated)} ×); its own error was not measured"
+        return f"{u.name} ({u.type}) is the first beyond the tolerance end to end ({u.accumulated_times('')}); its own error was not measured"
     if any(v.local is None for v in found.modules):
         return "localised: no measured module's own error beyond the tolerance"
     return "localised: no module's own error beyond the tolerance"
@@ -507,13 +526,13 @@ def _where_sentence(found: Localized) -> str:
         ):  # the error is beyond the tolerance before it, from modules within it on their own
             return (
                 f"No module whose own error was measured is beyond the tolerance; {b.name} is the first beyond it end to end,"
-                f" {ratio_text(b.accumulated)} × the allowance (its own error {ratio_text(b.local)} ×): the error builds up"
-                f" from {b.name} on{later}. {u.name} ({u.type}), {ratio_text(u.accumulated)} × end to end, has no local"
+                f" {b.accumulated_times()} (its own error {b.local_times('')}): the error builds up"
+                f" from {b.name} on{later}. {u.name} ({u.type}), {u.accumulated_times(' end to end')}, has no local"
                 f" figure{why}{also}: it may add error of its own."
             )
         return (
-            f"{u.name} ({u.type}) is the first localised module beyond the tolerance end to end, {ratio_text(u.accumulated)} × the"
-            f" allowance, and its own (local) error was not measured{why}{also}: the error arises in it or before it"
+            f"{u.name} ({u.type}) is the first localised module beyond the tolerance end to end, {u.accumulated_times()},"
+            f" and its own (local) error was not measured{why}{also}: the error arises in it or before it"
             f"{later}; no module whose own error was measured is beyond the tolerance."
         )
     if found.first is None:
@@ -525,8 +544,8 @@ def _where_sentence(found: Localized) -> str:
             if blind:
                 more = f" and {len(blind) - 5} more" if len(blind) > 5 else ""
                 return (
-                    f"{_none_own(found)}; {beyond.name} is the first beyond it end to end ({ratio_text(beyond.accumulated)} × the "
-                    f"allowance), after {', '.join(blind[:5])}{more}, whose output was not measured: the error arises in "
+                    f"{_none_own(found)}; {beyond.name} is the first beyond it end to end ({beyond.accumulated_times()}), "
+                    f"after {', '.join(blind[:5])}{more}, whose output was not measured: the error arises in "
                     f"{'it' if len(blind) == 1 else 'one of them'} or builds up before {beyond.name}{later}."
                 )
             return f"{_none_own(found)}; the error builds up across modules (see the accumulated column){later}."
@@ -549,7 +568,7 @@ def _where_sentence(found: Localized) -> str:
     ops = f"; operators {', '.join(f.operators)}" if f.operators else ""
     inherited = f"; after it, {', '.join(found.inherited)} only inherit the error" if found.inherited else ""
     return (
-        f"{found.first_words.capitalize()}: {f.name} ({f.type}), local error {ratio_text(f.local)} × the allowance"
+        f"{found.first_words.capitalize()}: {f.name} ({f.type}), local error {f.local_times()}"
         f"{ops}{inherited}{found.again_after_words}{found.unmeasured_words}."
     )
 
@@ -561,7 +580,7 @@ def gap_sentence(found: Localized, gap: Gap) -> str:
     later = f"in {later_calls_words(found.repeated)} or " if found.repeated else ""
     if found.first is not None:
         f = found.first
-        after = f"; later, {f.name} ({f.type}) adds its own error, local error {ratio_text(f.local)} × the allowance"
+        after = f"; later, {f.name} ({f.type}) adds its own error, local error {f.local_times()}"
     elif found.inherited:
         after = (
             f"; the {len(found.inherited)} module(s) after it beyond the tolerance end to end only inherit the error"
@@ -571,7 +590,7 @@ def gap_sentence(found: Localized, gap: Gap) -> str:
     after += found.again_after_words
     return (
         f"The error arises before {m.name} ({m.type}), {later}in code no localised module covers ({_gap_place(gap)}): "
-        f"{m.name} is {ratio_text(m.accumulated)} × the allowance end to end but {ratio_text(m.local)} × on its own, "
+        f"{m.name} is {m.accumulated_times(' the allowance end to end')} but {m.local_times(' on its own')}, "
         f"while no module before it is above {ratio_text(gap.carried)} × end to end{after}{found.unmeasured_words}."
     )
 
@@ -618,9 +637,15 @@ def not_localized(cell: CellRecord) -> str | None:
     return None
 
 
-def ratio_text(value: float | None) -> str:
+def _times(text: str, tail: str) -> str:
+    return f"{text} ×{tail}" if text[:1].isdigit() else text
+
+
+def ratio_text(value: float | None, why: str = NOT_FINITE) -> str:
+    """A difference over its allowance in words: ``why`` names an infinite one (not finite, beyond
+    a zero allowance; "" for a quotient past a float's range)."""
     if value is None:
         return "not measured"
     if math.isinf(value):
-        return "not finite"
+        return why or "out of range"
     return f"{value:.3g}"

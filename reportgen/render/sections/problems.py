@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from markupsafe import Markup
 
-from reportgen.judge.localization import Localized, ratio_text
+from reportgen.judge.localization import Localized
 from reportgen.model.annotations import Annotations
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
 from reportgen.render.sections.common import (
@@ -260,8 +260,8 @@ def localization_view(cell: CellRecord, found: Localized) -> LocalizationView:
         ModuleRow(
             name=v.name,
             type=v.type,
-            accumulated=ratio_text(v.accumulated),
-            local=ratio_text(v.local)
+            accumulated=v.accumulated_text,
+            local=v.local_text
             + (
                 ""
                 if v.local is None or not found.mode == "compiled"
