@@ -55,6 +55,16 @@ def test_each_series_mean_judged_slower_fails_the_strict_gate_as_a_pooled_one_do
     assert code == 3, output
     assert "the geometric mean of decode per token judged slower with one run a side" in output
     assert [m["quantity"] for m in data["geomean_series"]] == ["decode per token", "first token, warm"]
+    assert data["geomean_series"][0]["verdict"] == "slower"
+    # compare.json gives each series' own mean too, with its verdict (it gave the words only).
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    compared = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    assert compared["geomean"] is None and "not pooled" in compared["geomean_unpooled"]
+    assert [(m["quantity"], m["verdict"]) for m in compared["geomean_series"]] == [
+        (m["quantity"], m["verdict"]) for m in data["geomean_series"]
+    ]
     # The summary does not say "no clear change" above a mean judged slower.
     assert (
         "no clear change in any one timing, but the geometric mean of decode per token is judged slower"

@@ -364,6 +364,7 @@ class Comparison:
     geomean: GeoMean | None
     # Where the ratios are of several quantities, no geomean, and why (intervals.pooled_mean).
     geomean_unpooled: str
+    geomean_series: tuple[GeoMean, ...]  # then each series' own mean, its quantity named
     compile_cost: CompileCost
     speedups: list[Speedup]
     notes: list[str] = field(default_factory=list)
@@ -1135,7 +1136,9 @@ def compare_runs(
         )
         for c in cells
     ]
-    geomean, unpooled, _ = pooled_mean([(_series_name(r), r.warm) for c in cells for r in c.ratios if r.in_geomean])
+    geomean, unpooled, series_means = pooled_mean(
+        [(_series_name(r), r.warm) for c in cells for r in c.ratios if r.in_geomean]
+    )
     comparison = Comparison(
         baseline=sides[0],
         candidate=sides[1],
@@ -1145,6 +1148,7 @@ def compare_runs(
         not_comparable=not_comparable,
         geomean=geomean,
         geomean_unpooled=unpooled,
+        geomean_series=series_means,
         compile_cost=_compile_cost(cells),
         speedups=_speedups(cells, stop, runs),
         notes=_identity_notes(weights, inputs, _unchecked((("baseline", baseline.run), ("candidate", candidate.run))))

@@ -804,6 +804,8 @@ class RunDiff:
         if self.geomean is not None:  # the cells its ratios are of (a generation cell gives two ratios)
             data["geomean"]["cells"] = len({t.case for t in self.timings if t.in_geomean})
             data["geomean"]["verdict"] = self.geomean.verdict  # as compare.json gives it
+        for mean, raw_mean in zip(self.geomean_series, data["geomean_series"]):
+            raw_mean["verdict"] = mean.verdict  # each series' own, where the ratios are not pooled
         data["summary"] = self.summary
         data["synthetic_note"] = self.synthetic_note
         data["weights_note"] = self.weights_note

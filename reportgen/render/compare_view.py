@@ -710,6 +710,8 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
     if comparison.geomean is not None:
         data["geomean"]["cells"] = comparison.geomean_cells  # its "ratios" count a generation cell's two
         data["geomean"]["verdict"] = comparison.geomean.verdict
+    for mean, raw_mean in zip(comparison.geomean_series, data["geomean_series"]):
+        raw_mean["verdict"] = mean.verdict  # each series' own, where the ratios are not pooled
     data["verdict_counts"] = comparison.verdict_counts()
     data["interval_scope"] = comparison.interval_scope
     data["unstable_cells"] = [c.case for c in comparison.unstable]
