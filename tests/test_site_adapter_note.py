@@ -51,3 +51,23 @@ def test_a_neuron_run_is_tagged_on_every_site_page_that_shows_it_and_a_cpu_run_i
     assert neuron_pages and all(text.count(TAG) >= 2 for text in neuron_pages)  # latest per target, history row
     cpu_pages = [text for name, text in workloads.items() if cpu.name in text and "synthetic-neuron" not in text]
     assert all(TAG not in text for text in cpu_pages)
+
+
+def test_diff_names_the_adapter_note_of_a_neuron_pair_in_every_format(tmp_path: Path) -> None:
+    """`reportgen diff` of two neuron runs (an SDK upgrade on one target, the README's own use)
+    gave its timing verdicts with no word that the adapter has met a stand-in only; the report,
+    site and compare said it. A cpu pair carries no such note."""
+    before = write_synthetic_neuron(tmp_path / "a", run_id="synthetic-neuron-a")
+    after = write_synthetic_neuron(tmp_path / "b", run_id="synthetic-neuron-b")
+    for fmt in ("text", "md"):
+        result = invoke(["diff", before, after, "--format", fmt])
+        assert result.code == 0, result.output
+        first = result.output.splitlines()[0]
+        assert TAG in first and "never on Trainium" in first, first
+    data = json.loads(invoke(["diff", before, after, "--format", "json"]).output)
+    assert data["adapter_note"].startswith(TAG) and "never on Trainium" in data["adapter_note"]
+    older, newer = (
+        REPO / "sample_runs" / f"tiny-encoder-cpu-{r}" for r in ("20261129T225221Z-23a8e6", "20261206T150111Z-1dd183")
+    )
+    cpu = invoke(["diff", older, newer, "--format", "json"])
+    assert json.loads(cpu.output)["adapter_note"] == "", cpu.output[:300]

@@ -19,6 +19,7 @@ from typing import ClassVar, Sequence
 
 from collector.visible import visible
 from reportgen.judge.backend_docs import backend_name, evidence_families
+from reportgen.judge.disposition import ADAPTER_UNTRIED
 from reportgen.judge.changes import (
     CODE_SCOPE,
     FLAGGING_HOST_KEYS,
@@ -433,6 +434,9 @@ class RunDiff:
     geomean_series: tuple[GeoMean, ...] = ()  # then each series' own mean, its quantity named
     # The synthetic runs of each side ("before"/"after" -> run ids): named on the first line.
     synthetic: dict[str, list[str]] = field(default_factory=dict)
+    # How far the collector's adapters of the runs' backends have met their hardware (a neuron
+    # run's: a stand-in only), each note once: named on the first line, as every page names it.
+    adapter_notes: list[str] = field(default_factory=list)
     # The runs of each side whose workload says its weights are made up (WEIGHTS_ORIGIN
     # "synthetic"): measured, but of no trained model, named on the first line as every run
     # page's headline names them.
@@ -500,6 +504,11 @@ class RunDiff:
                 ),
             )
         )
+
+    @property
+    def adapter_note(self) -> str:
+        """'adapter untried on hardware: the notes', or '' where every run's adapter has met it."""
+        return f"{ADAPTER_UNTRIED}: {' '.join(self.adapter_notes)}" if self.adapter_notes else ""
 
     @property
     def synthetic_note(self) -> str:
@@ -809,6 +818,7 @@ class RunDiff:
         data["summary"] = self.summary
         data["synthetic_note"] = self.synthetic_note
         data["weights_note"] = self.weights_note
+        data["adapter_note"] = self.adapter_note
         data["code_scope"] = self.code_scope
         data["incomplete_note"] = self.incomplete_note
         data["criteria_unrecorded_note"] = self.criteria_unrecorded_note
@@ -922,6 +932,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         for role, side in (("before", befores), ("after", afters))
         if (ids := [r.run_id for r in side if r.synthetic])
     }
+    result.adapter_notes = list(dict.fromkeys(r.adapter_note for r in (*befores, *afters) if r.adapter_note))
     result.synthetic_weights = {
         role: ids
         for role, side in (("before", befores), ("after", afters))
@@ -1335,6 +1346,7 @@ def format_diff(diff: RunDiff) -> str:
         runs = f" (replicates: {', '.join(diff.before_runs)} -> {', '.join(diff.after_runs)})"
     synthetic = f" [{diff.synthetic_note}]" if diff.synthetic else ""
     synthetic += f" [{diff.weights_note}]" if diff.weights_note else ""
+    synthetic += f" [{diff.adapter_note}]" if diff.adapter_note else ""
     lines = [f"{diff.before} -> {diff.after}{runs}{synthetic}"]
     if diff.targets_differ:  # before anything else is read as a change on one target
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
