@@ -183,10 +183,18 @@ def run_hashes(run: RunModel) -> dict[str, list[str | None]]:
                 found[f"{role}{OF_SHAPE}{key}"] = [sha, None, recipe]
     weights = weights_facts(run)  # the plan's hashes, else the weights artifact's
     if weights.content or weights.file:
-        found["weights"] = [weights.content, weights.file, weights.recipe]
+        # A fourth item marks weights read from a shipped file (WEIGHTS_FILE): its bytes are then
+        # named where they change and the content does not.
+        found["weights"] = [
+            weights.content,
+            weights.file,
+            weights.recipe,
+            *([WEIGHTS_FILE] if weights.external else []),
+        ]
     return found
 
 
+WEIGHTS_FILE = "shipped file"  # run_hashes' mark of weights read from a file the workload ships
 GIT_COMMIT = "collector git commit"  # model.provenance's keys
 GIT_DIRTY = "collector git dirty"
 UNKNOWN = "unknown: "  # a fact the collector could not read (model.provenance._fact)
@@ -284,6 +292,22 @@ def code_and_data_changes(
                 changes.append((f"{role}{of}{named} (by content sha256)", before, after))
             elif ca != cb and agree is None:
                 changes.append((f"{role} (by content sha256)", ca, cb))
+            elif (
+                fa
+                and fb
+                and fa != fb
+                and WEIGHTS_FILE in (*before_hashes.get(role, ())[3:], *after_hashes.get(role, ())[3:])
+            ):
+                # The same tensors, yet a shipped weights file of other bytes: another format or
+                # key order, or data the state_dict does not hold (a buffer kept out of it), as
+                # compare names it.
+                changes.append(
+                    (
+                        f"{role} file (by file sha256; the same weights by content sha256: another format or key order, or data the weights do not hold)",
+                        fa,
+                        fb,
+                    )
+                )
         elif fa != fb:
             lacking = [w for w, c in zip(sides, (ca, cb)) if not c]
             changes.append(

@@ -160,7 +160,10 @@ from collector.visible import tell, terminal
 # criteria are not recorded, never that none changed).
 # 15: a cell keeps whether its warm loop's CPU wait was recorded unknown (its series is then not
 # classified), and its inputs the recipe of their content hashes.
-STATE_FORMAT = 16
+# 16: a generation cell's warm loop whose CPU wait was not read is not classified.
+# 17: a summary marks weights read from a shipped file (a diff names such a file's bytes where
+# they change and the content does not).
+STATE_FORMAT = 17
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 HISTORY_PAIRS = 30  # consecutive pairs a workload page shows in full (a page of 300 runs stays small)
