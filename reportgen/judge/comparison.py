@@ -872,7 +872,10 @@ def _reference_agreement(
         return ReferenceAgreement(
             True, f"{same}; saved reference outputs differ by at most {distance:.3g} (max abs, {key})", key
         )
-    return ReferenceAgreement(True, same, key)
+    # A side that saved no reference outputs leaves nothing to compare: the same device and dtype
+    # say how each reference was computed, not that the two computed the same values.
+    unsaved = " and ".join(role for role, sha in (("baseline", sha_a), ("candidate", sha_b)) if sha is None)
+    return ReferenceAgreement(None, f"{same}; not measured: no saved reference outputs on the {unsaved}", key)
 
 
 def _model_identity(run: RunModel) -> tuple[str, str | None]:
