@@ -16,6 +16,7 @@ import pytest
 
 from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import summarize
+from reportgen.judge.ratio_words import judgeable
 from reportgen.render.charts import DRAWABLE, Scale, linear, logarithmic, ratio_figure, trend_figures
 from reportgen.render.report import ReportInputError, judge_log
 from reportgen.render.sections.common import fmt_time
@@ -184,7 +185,12 @@ def test_every_trend_chart_draws_and_the_geomean_interval_brackets_its_point() -
         _inside(chart)
         _accessible(chart)
     geomean = parse_chart(chart_markup(next(f for f in figures if f.id == "p-trend-geomean")))
-    assert [p.title.split(": ")[1].split(" over")[0] for p in geomean.points] == ["1.050x", "0.900x"]
+    assert [p.title.split(": ")[1].split(" over")[0] for p in geomean.points] == ["1.05x", "0.9x"]
+    # A tight interval: hover read "1.235x over 14 cells, interval 1.23 to 1.23", its ratio
+    # outside its own ends (three fixed digits), where the page said 1.234x to 1.235x.
+    tight = trend_figures(history, [], "t", {ids[-1]: (1.23452, 1.23441, 1.23463, "3 cells", "")})
+    (point,) = parse_chart(chart_markup(next(f for f in tight if f.id == "t-trend-geomean"))).points
+    assert point.title.endswith("1.235x over 3 cells, interval 1.234 to 1.235"), point.title
     for p in geomean.points:
         assert p.whisker is not None
         low, high = p.whisker  # y grows downwards: the low end lies below the point
@@ -219,6 +225,15 @@ def test_a_ratio_chart_with_no_points_is_not_drawn_and_out_of_range_ones_are_nam
     assert parse_chart(chart_markup(figure)).points == []
 
 
+def test_a_ratio_charts_hover_states_its_interval_as_the_tables_do() -> None:
+    """A change of a few parts in ten thousand read "1, interval 1 to 1" on hover beside a table
+    row "1.001 | 1.0006 to 1.0012 | slower": the hover gives as many digits as the table."""
+    figure = ratio_figure("eager", [("slow", 1.000901, 1.0006, 1.0012)], NAMES)
+    assert figure is not None
+    (point,) = parse_chart(chart_markup(figure)).points
+    assert point.title.endswith("base 1.001, interval 1.0006 to 1.0012"), point.title
+
+
 @pytest.mark.parametrize(
     "points",
     [
@@ -242,14 +257,16 @@ def test_ratio_charts_draw_any_drawable_data(points: list[tuple[str, float, floa
     for drawn, (case, ratio, low, high) in zip(sorted(chart.points, key=lambda p: p.y), ordered):
         assert drawn.title.startswith(f"{case}: cand / base "), "smallest ratio first, at the top"
         shown = drawn.title.split("cand / base ")[1].split(", ")
-        assert float(shown[0]) == pytest.approx(ratio, rel=1e-2)
+        # Beyond the widest ratio judged, the hover says so in the tables' words.
+        assert shown[0] == "out of range" if not judgeable(ratio) else float(shown[0]) == pytest.approx(ratio, rel=1e-2)
         if low is None:
             assert drawn.whisker is None and "no interval" in drawn.title
         else:
             lo, hi = drawn.whisker  # type: ignore[misc]
             assert lo <= drawn.x <= hi and lo < hi, drawn
-            ends = [float(v) for v in shown[1].removeprefix("interval ").split(" to ")]
-            assert ends == pytest.approx([low, high], rel=1e-2)
+            ends = shown[1].removeprefix("interval ").split(" to ")
+            for end, value in zip(ends, (low, high)):
+                assert end == "out of range" if not judgeable(value) else float(end) == pytest.approx(value, rel=1e-2)
     (rule,) = chart.rules
     one = [at for at, label, _ in chart.x_ticks if label == "1"]
     assert rule[0] == rule[2] and one in ([], [rule[0]]), "the dashed line stands at a ratio of 1"

@@ -15,11 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
+from reportgen.judge.ratio_words import estimate_text, interval_text
 from reportgen.judge.intervals import (
     classify,
-    estimate_text,
     geometric_mean,
-    interval_text,
     interval_words,
     ratio_intervals,
     speed_words,

@@ -70,6 +70,7 @@ from reportgen.judge.criteria import (
     replicate_mismatch,
 )
 from reportgen.contract.times import utc_time
+from reportgen.judge.ratio_words import estimate_text, interval_text, judgeable
 from reportgen.judge.intervals import (
     CONFIDENCE,
     ONE_RUN,
@@ -77,10 +78,7 @@ from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
     WARM_CALL,
-    estimate_text,
-    interval_text,
     interval_words,
-    judgeable,
     pooled_mean,
     replicate_intervals,
     scope_text,

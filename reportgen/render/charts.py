@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from collector.stability import quantile
 from reportgen.judge.allowance import Allowance
+from reportgen.judge.ratio_words import estimate_text, interval_text
 from reportgen.model.runmodel import CellRecord
 from reportgen.render.labels import human
 from reportgen.render.sections.common import beside, fmt_time
@@ -862,8 +863,12 @@ def trend_figures(
             Point(
                 xs(i),
                 ys(ratio),
-                f"{names[i]}: {f'{changed}: ' if changed else ''}{ratio:.3f}x over {cells}"
-                + (f", interval {_num(low, 3)} to {_num(high, 3)}" if low is not None and high is not None else ""),
+                f"{names[i]}: {f'{changed}: ' if changed else ''}{estimate_text(ratio, low, high, unit='x')} over {cells}"
+                + (
+                    ", interval {} to {}".format(*interval_text(low, high))
+                    if low is not None and high is not None
+                    else ""
+                ),
                 ratio,
                 low=None if low is None else ys(low),
                 high=None if high is None else ys(high),
@@ -938,9 +943,9 @@ def ratio_figure(
         Point(
             xs(ratio),
             ys(i),
-            f"{case}: {ratio_name} {_num(ratio, 3)}"
+            f"{case}: {ratio_name} {estimate_text(ratio, low, high)}"
             + (
-                f", interval {_num(low, 3)} to {_num(high, 3)}"
+                ", interval {} to {}".format(*interval_text(low, high))
                 if low is not None and high is not None
                 else ", no interval"
                 + ("" if case in undecided else " (too few samples)")  # one deciding nothing has none

@@ -18,7 +18,8 @@ from reportgen.judge.comparison import (
     Side,
     compile_cost_text,
 )
-from reportgen.judge.intervals import CONFIDENCE, estimate_text, export_ratio, interval_text, ratio_number
+from reportgen.judge.intervals import CONFIDENCE
+from reportgen.judge.ratio_words import estimate_text, export_ratio, interval_text, ratio_number
 from reportgen.judge.timing_stability import (
     FLAG as STABILITY_FLAG,
     SERIES_COLUMN,
