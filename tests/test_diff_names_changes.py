@@ -662,9 +662,7 @@ def test_the_geometric_mean_trend_names_what_changed_before_its_ratio(tmp_path: 
     # These fixtures keep no threads or load around their warm loops: that is said too (the same
     # device name was read as an unchanged host).
     unknown = "threads, CPU affinity and load around the warm loops not recorded on the before and after"
-    changed = (
-        f"changed first (1 version, {unknown}: a host change cannot be ruled out; named below): 1.299x over 4 cells"
-    )
+    changed = f"changed first (1 version, {unknown}: a host change cannot be ruled out; named below): 1.3x over 4 cells"
     assert (
         second.startswith("2026-01-02 00:00:00: synthetic fixture on the before and after sides") and changed in second
     )

@@ -878,6 +878,24 @@ def test_a_timer_tick_decides_nothing_even_with_one_sample_apart(tmp_path: Path)
     assert case not in result.stderr, result.stderr
 
 
+def test_timer_ticks_taken_as_differences_of_clock_readings_still_widen_the_interval() -> None:
+    """A sample is the difference of two clock readings: the same ticks read at 1e4 to 1e5 s
+    carry about 1e-11 s of rounding, whose steps undid the guard (1.000 ms against 1.001 ms ticks
+    read "1.00099999 to 1.00100000: slower"). They now give the interval the exact ticks give."""
+    from reportgen.judge.intervals import ratio_intervals
+
+    rng = random.Random(1)
+
+    def read(ticks: list[int]) -> list[float]:
+        return [(start + k * 1e-6) - start for k in ticks for start in [rng.uniform(1e4, 1e5)]]
+
+    a, b = [1000] * 29 + [1100], [1001] * 29 + [1100]
+    (rounded,) = ratio_intervals([(read(a), read(b))])
+    (exact,) = ratio_intervals([([k * 1e-6 for k in a], [k * 1e-6 for k in b])])
+    assert exact.low is not None and exact.low < 1 < (exact.high or 0)
+    assert rounded.low == pytest.approx(exact.low, rel=1e-6) and rounded.high == pytest.approx(exact.high, rel=1e-6)
+
+
 def test_a_timer_tick_in_every_cell_decides_nothing_in_the_geometric_mean_either(tmp_path: Path) -> None:
     """Before: 27 samples of 100 us and 3 of 101 us in every cell, against 3 and 27, read "no
     clear difference" in each cell (its interval widened to the timer's step) but "1.01x slower

@@ -35,7 +35,11 @@ median, and the log interval reaches at least the sum of the two sides' log(1 + 
 either way from the estimate (``_resolution_half``). A continuous clock's steps are tiny
 beside the median and change nothing; a coarse one's are not: 29 samples of 1.000 ms and one of
 1.1 ms against 29 of 1.001 ms and one of 1.1 ms gave an interval 1.001 to 1.001, "slower" by a
-timer tick. (A series of one value has no step: it is unclassified and decides nothing.)
+timer tick. A step below RESOLUTION_FLOOR of the median is no step: a sample is the difference
+of two clock readings, and readings of 1e4 to 1e5 s carry about 1e-11 s of rounding, so the
+same ticks taken as such differences have steps of that rounding between them, which read as a
+continuous clock and undid the guard. (A series of one value has no step: it is unclassified
+and decides nothing.)
 
 Cells with the same sample counts are computed together as one array (in chunks of at most
 MAX_PAIRS differences), so a 1,000-cell pair costs a few numpy partitions. A side with more than
@@ -207,14 +211,22 @@ def _interval_chunk(
         )
 
 
+# Steps between samples below this share of their median are the rounding of the clock readings
+# each sample is the difference of, not a step of the timer (a nanosecond clock's own step is
+# 1e-6 of a 1 ms call: too small to widen an interval either way).
+RESOLUTION_FLOOR = 1e-6
+
+
 def _resolution_half(samples: np.ndarray) -> np.ndarray:
     """Per row, log(1 + the smallest step between two distinct samples over their median): what
-    the timer cannot tell apart, as a log half-width (0 where every sample is one value)."""
+    the timer cannot tell apart, as a log half-width (0 where every sample is one value; a step
+    below RESOLUTION_FLOOR of the median is none)."""
+    median = np.median(samples, axis=1)
     steps = np.diff(np.sort(samples, axis=1), axis=1)
-    steps[steps <= 0] = np.inf
+    steps[steps <= RESOLUTION_FLOOR * median[:, None]] = np.inf
     smallest = steps.min(axis=1, initial=np.inf)
     smallest[~np.isfinite(smallest)] = 0.0
-    return np.log1p(smallest / np.median(samples, axis=1))
+    return np.log1p(smallest / median)
 
 
 def _batch_spread(log_b: np.ndarray, log_c: np.ndarray, confidence: float) -> np.ndarray | None:
