@@ -197,6 +197,21 @@ def test_a_changed_tool_renders_every_page_again(tmp_path: Path, monkeypatch: py
     assert _fingerprint([code]) == _fingerprint([elsewhere]) != _fingerprint([tmp_path / "runs"])
 
 
+def test_the_collector_code_reportgen_judges_with_is_part_of_the_tool() -> None:
+    """A change to the warm-series classifier (collector/stability.py) left a rebuilt site with
+    the old verdicts ("12 slower" where a fresh build and diff said 13 unstable): only reportgen,
+    the templates and the descriptors counted as the tool."""
+    import collector.stability
+    import collector.planschema
+    from reportgen.publish.site_quick import tool_files, tool_folders
+
+    files = {Path(entry.path).resolve() for folder in tool_folders() for entry in tool_files(folder)}
+    for module in (collector.stability, collector.planschema):
+        assert Path(module.__file__ or "").resolve() in files, module.__name__
+    named = [Path(entry.path).resolve() for folder in tool_folders() for entry in tool_files(folder)]
+    assert len(named) == len(set(named)), "no file is counted twice (the descriptors lie in the collector)"
+
+
 def test_invalid_log_is_reported_and_the_rest_built(tmp_path: Path) -> None:
     runs = _fixture_dir(tmp_path, ["synthetic_complete.jsonl"])
     bad = runs / "broken" / "events.jsonl"

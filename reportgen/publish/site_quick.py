@@ -278,13 +278,17 @@ def _racy(sig: Signature | None, started_ns: int) -> bool:
 
 def tool_folders() -> list[Path]:
     """The folders whose files decide how a log is judged and drawn: the reportgen package,
-    the templates, and the backend descriptor folders (the built-in one and those named by
-    MIGRATION_RECORD_BACKENDS: descriptors, adapters and constraints)."""
+    the templates, the collector package (reportgen judges with its stability classifier, plan
+    schema and descriptors, and its built-in backend descriptors lie in it) and the backend
+    folders MIGRATION_RECORD_BACKENDS names (descriptors, adapters and constraints)."""
+    import collector
     from collector.descriptors import BUILTIN_DIR, plugin_dirs
 
     package, templates = Path(__file__).resolve().parents[1], templates_dir()
     folders = [package] if templates.is_relative_to(package) else [templates, package]
-    return folders + [folder for folder in (BUILTIN_DIR, *plugin_dirs()) if folder.is_dir()]
+    device = Path(collector.__file__).resolve().parent
+    backends = [folder for folder in (BUILTIN_DIR, *plugin_dirs()) if not folder.resolve().is_relative_to(device)]
+    return folders + [device] + [folder for folder in backends if folder.is_dir()]
 
 
 def tool_files(folder: Path) -> Iterator[os.DirEntry[str]]:
