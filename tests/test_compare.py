@@ -1343,3 +1343,25 @@ def _assert_out_of_range_is_no_figure(tmp_path: Path, scale: float) -> None:
             assert speedup[side] is None or 1e-150 <= speedup[side] <= 1e150, speedup
     for name in ("baseline_compiled_speedup", "candidate_compiled_speedup"):
         assert all(r[name] == "" or 1e-150 <= float(r[name]) <= 1e150 for r in rows), name
+
+
+def test_compare_details_names_the_changed_criteria_beside_a_status(tmp_path: Path) -> None:
+    """A cell that mismatched under a narrowed atol and passes under the wider one read
+    "passes under a changed criterion" on the pages and in compare.json, but plain
+    mismatch -> pass with nothing said in compare-details.csv."""
+    base, cand = _pair(tmp_path, noise=0.01)
+
+    def narrow(events: list[dict[str, Any]]) -> None:
+        plan = next(e for e in events if e["kind"] == "plan")
+        plan["tolerances"]["float32"]["atol"] = plan["tolerances"]["float32"]["atol"] / 10
+
+    _edit(base, narrow)
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(out), "--format", "md,json"])
+    assert result.exit_code == 0, result.output
+    with (out / "compare-details.csv").open(encoding="utf-8", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["comparable"] == "yes"]
+    assert rows and all("float32 tolerance" in r["changed_criteria"] for r in rows), rows[0]
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    by_case = {c["case"]: c for c in data["cells"]}
+    assert all(r["changed_criteria"] == "; ".join(by_case[r["case"]]["changed_criteria"]) for r in rows)

@@ -533,6 +533,9 @@ DETAIL_HEADER = (
     "candidate_max_rel",
     "candidate_task_value",
     "candidate_task_passed",
+    # The correctness criteria that changed between the runs and apply to the cell ("; "): a
+    # status under one is not the same test (the pages say "passes under a changed criterion").
+    "changed_criteria",
     "references_agree",
     "reference_inputs",
     "reference_how",
@@ -625,6 +628,7 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
                 c.max_rel,
                 c.task_value,
                 c.task_passed,
+                "; ".join(cell.changed_criteria) or None,
                 cell.reference.agree,
                 cell.reference.key or None,
                 cell.reference.text or None,
