@@ -404,6 +404,13 @@ def test_diff_with_replicates_on_the_command_line(tmp_path: Path) -> None:
     assert all(any("the runs disagree" in f for f in t["flags"]) for t in data["timings"])
     one = CliRunner().invoke(main, ["diff", str(befores[0]), str(afters[0])]).output
     assert f"timing ({ONE_RUN})" in one
+    assert "not the ratio of the medians shown" in one
+    # With replicates the ratio shown is the ratio of the medians shown (each side's geometric
+    # mean of its runs' medians): the header said it was not, as with one run a side.
+    for fmt in ("text", "md"):
+        several = CliRunner().invoke(main, [*args[:-1], "--format", fmt]).output
+        assert "not the ratio of the medians shown" not in several
+        assert "the ratio of the medians shown, each side's the geometric mean of its runs' warm medians" in several
 
 
 @pytest.mark.parametrize(

@@ -504,6 +504,21 @@ class RunDiff:
         )
 
     @property
+    def ratio_method(self) -> str:
+        """How a warm ratio shown is made: from one run a side, the estimate from both runs'
+        samples (not the ratio of the medians shown); with replicates, the ratio of the medians
+        shown, each side's the geometric mean of its runs' medians (as compare's method says)."""
+        if len(self.before_runs) > 1 or len(self.after_runs) > 1:
+            return (
+                "with replicates, the ratio of the medians shown, each side's the geometric mean of its runs' warm "
+                "medians, its interval from a bootstrap over the runs and their samples"
+            )
+        return (
+            "estimated from both runs' samples where the timing decides, not the ratio of the medians shown; where "
+            "it decides nothing, the medians' ratio"
+        )
+
+    @property
     def adapter_note(self) -> str:
         """'adapter untried on hardware: the notes', or '' where every run's adapter has met it."""
         return f"{ADAPTER_UNTRIED}: {' '.join(self.adapter_notes)}" if self.adapter_notes else ""
@@ -1430,7 +1445,7 @@ def format_diff(diff: RunDiff) -> str:
     if diff.geomean is not None or diff.geomean_unpooled:
         lines.append(f"geometric mean: {diff.geomean_line}")
     lines.append(
-        f"warm time ratio (after / before: estimated from both runs' samples where the timing decides, not the ratio of the medians shown; where it decides nothing, the medians' ratio), cells that passed in both runs with their timing compared: {diff.timings_counted}"
+        f"warm time ratio (after / before: {diff.ratio_method}), cells that passed in both runs with their timing compared: {diff.timings_counted}"
     )
     lines += [
         f"  {t.name}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio_shown()}{_interval_text(t)}): {t.verdict}"
