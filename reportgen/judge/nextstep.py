@@ -199,9 +199,9 @@ def next_step(
             # The correctness scope stands; its timings decide nothing until measured again.
             return Words.marked(
                 f"Nothing for this scope's correctness; {disposition.timing_undecided} timing(s) decide no performance "
-                "(section 7 says why: a host whose threads waited for a CPU, a loop too short, series that drifted): "
-                "collect again on a quieter host, with more warm repetitions, to decide performance. To widen the scope, "
-                "add shapes, dtypes or modes to the plan."
+                "(section 7 gives each one's reason): collect again as that reason asks (a quieter host where threads "
+                "waited for a CPU; more warm repetitions where a series was too short to classify) to decide "
+                "performance. To widen the scope, add shapes, dtypes or modes to the plan."
             )
         return Words.marked(
             "Nothing for this scope. To widen it, add shapes, dtypes or modes to the plan and collect again."
