@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from reportgen.publish.cell_index import COLUMNS, INDEX_NAME
 from reportgen.publish.site import build_site
 from tests.conftest import REPO
+from tests.hostile import invoke
 from tests.logbuilder import _warm, dumps, fallback_log
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "campaigns.md"
@@ -46,7 +48,7 @@ def test_site_writes_one_row_per_run_and_cell(tmp_path: Path) -> None:
     build_site([tmp_path / "runs"], site)
     table = pq.read_table(site / INDEX_NAME)
     assert table.schema.names == [name for name, _, _ in COLUMNS]
-    assert table.schema.metadata[b"migration-record.cell-index"] == b"6"
+    assert table.schema.metadata[b"migration-record.cell-index"] == b"7"
     rows = table.to_pylist()
     planned = {
         name: [c["case"] for e in events if e["kind"] == "plan" for c in e["matrix"]] for name, events in runs.items()
@@ -202,3 +204,21 @@ def test_load_cells_reads_a_decode_series_as_index_parquet_does(tmp_path: Path) 
     [indexed] = [r["decode_token_stability"] for r in table if r["cell"] == case]
     frame = reportgen.load_cells([runs / "events.jsonl"])
     assert indexed == "unstable" and frame[frame.case == case].decode_token_stability.item() == indexed
+
+
+def test_a_compile_time_carries_its_cache_outcome(tmp_path: Path) -> None:
+    """compile_s of the 11-29 sample run (a miss, 12.4 s) and of the 12-06 run (a hit, 1.75 s)
+    stood side by side with no word of which was which; the site's chart labels the hit."""
+    import pyarrow.parquet as pq
+
+    from reportgen.judge.comparison import CACHE_HIT, CACHE_MISS
+
+    runs = tmp_path / "runs"
+    for name in ("tiny-encoder-cpu-20261129T225221Z-23a8e6", "tiny-encoder-cpu-20261206T150111Z-1dd183"):
+        shutil.copytree(REPO / "sample_runs" / name, runs / name)
+    assert invoke(["site", runs, "--out", tmp_path / "site"]).code == 0
+    table = pq.read_table(tmp_path / "site" / INDEX_NAME).to_pylist()
+    case = "b1-l16-contiguous-float32-compiled"
+    outcome = {r["run_id"][:33]: r["compile_cache"] for r in table if r["cell"] == case}
+    assert outcome == {"tiny-encoder-cpu-20261129T225221Z": CACHE_MISS, "tiny-encoder-cpu-20261206T150111Z": CACHE_HIT}
+    assert all(r["compile_cache"] is None for r in table if r["mode"] == "eager")

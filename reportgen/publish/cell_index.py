@@ -16,6 +16,7 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reportgen.judge.comparison import CACHE_HIT, CACHE_MISS, CACHE_UNKNOWN
 from reportgen.judge.timing_stability import SERIES_COLUMN, TOTALS, stability_word
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import VERSION_KEYS, CellSummary, RunSummary
@@ -27,8 +28,9 @@ if TYPE_CHECKING:
 
 INDEX_NAME = "index.parquet"
 # 2: warm_stability; 3: a generation cell's two warm series; 4: performance_stopped; 5:
-# timing_layout_missed; 6: cold_cache_condition. Stored in the file's metadata: a reader can tell a later layout.
-FORMAT = 6
+# timing_layout_missed; 6: cold_cache_condition; 7: compile_cache. Stored in the file's metadata: a
+# reader can tell a later layout.
+FORMAT = 7
 
 # (column, arrow type name, what it holds): the order of the file's columns.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -108,6 +110,13 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
         "float64",
         "compile and first result of the cell's graph, seconds (compiled cells that passed; empty for a generation cell, whose prefill and decode graphs each compile: the report's generation table gives them)",
     ),
+    (
+        "compile_cache",
+        "string",
+        f"whether that compile missed or hit the compile cache: '{CACHE_MISS}', '{CACHE_HIT}' or '{CACHE_UNKNOWN}' "
+        "(null: no compile); a compile from nothing and one from a filled cache are not one quantity: compare "
+        "compile_s within one outcome",
+    ),
     ("cpu_fallback", "bool", "some ops of the cell fell back to the CPU"),
     (
         "timing_layout_missed",
@@ -173,6 +182,7 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
                     "cold_s": getattr(cell, "cold_s", None),
                     "cold_cache_condition": getattr(cell, "cold_condition", None),
                     "compile_s": getattr(cell, "compile_s", None),
+                    "compile_cache": getattr(cell, "compile_cache", None),
                     "cpu_fallback": getattr(cell, "cpu_fallback", None),
                     # The timed calls fed another layout than the cell's ('warm', 'cold'): such a
                     # figure is not the cell's (None: none; a cell of a passing run only).
