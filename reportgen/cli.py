@@ -549,10 +549,26 @@ def report(
     beside = True
     if annotations is None:
         annotations, beside = judged_with(entry)
+    from reportgen.storage.local import OutputBusy, folder_lock
+
     try:
-        result = build_report(
-            log, out_dir, formats, annotations, fail_on, max_bytes, inspection, single_file=single_file, beside=beside
-        )
+        # One command at a time writes a folder: two reports into one --out at once left one
+        # run's details.csv beside the other's pages, both exiting 0.
+        with folder_lock(out_dir):
+            result = build_report(
+                log,
+                out_dir,
+                formats,
+                annotations,
+                fail_on,
+                max_bytes,
+                inspection,
+                single_file=single_file,
+                beside=beside,
+            )
+    except OutputBusy as exc:
+        echo(f"reportgen report: {exc}", err=True)
+        sys.exit(2)
     except ReportInputError as exc:
         echo(str(exc), err=True)
         echo(f"{shown(log)}: no report written", err=True)
@@ -1088,9 +1104,15 @@ def compare(
     from reportgen.storage.sources import RemoteError
     from reportgen.storage.local import UnsafeOutput, shown
 
+    from reportgen.storage.local import OutputBusy, folder_lock
+
     baseline, candidate = _sides("compare", runs, baselines, candidates, ("baseline", "candidate"))
     try:
-        result = build_comparison(baseline, candidate, out_dir, formats, follow_symlinks, max_bytes)
+        with folder_lock(out_dir):  # one command at a time writes a folder, as a report
+            result = build_comparison(baseline, candidate, out_dir, formats, follow_symlinks, max_bytes)
+    except OutputBusy as exc:
+        echo(f"reportgen compare: {exc}", err=True)
+        sys.exit(2)
     except RemoteError as exc:
         _remote_failed("compare", exc)
     except ReportInputError as exc:

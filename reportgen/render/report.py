@@ -291,12 +291,25 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...]) -> 
     return _write_report(judged, out_dir, formats)[0]
 
 
-def _write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...]) -> tuple[list[Path], set[str]]:
+def report_inputs(judged: JudgedRun, inspection: Path | None = None) -> list[Path]:
+    """The files a report read that its output must never replace: the log, the annotations
+    (given or found beside the log) and the inspection log (a report.md given as --annotations
+    was overwritten with the page, the owner's verdicts gone)."""
+    found = [judged.log] if isinstance(judged.log, Path) else []
+    if judged.annotations is not None and judged.annotations.path:
+        found.append(Path(judged.annotations.path))
+    return found + ([inspection] if inspection is not None else [])
+
+
+def _write_report(
+    judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], inputs: list[Path] | None = None
+) -> tuple[list[Path], set[str]]:
     """write_report's files written, and the names (relative to out_dir) of every file this
-    report is made of, written now or left as they were (the same bytes)."""
+    report is made of, written now or left as they were (the same bytes). ``inputs``: the files
+    it read (report_inputs; default: those the judged run names)."""
     assets = asset_names() if "html" in formats else Assets("", "")
     pages = render_report(judged, out_dir, formats, assets)
-    inputs = [judged.log] if isinstance(judged.log, Path) else []
+    inputs = report_inputs(judged) if inputs is None else inputs
     # The record remove_stale writes after them is checked with them (RECORD_NAME).
     places = [path for path, _ in pages] + [out_dir / name for name in (*assets.linked, RECORD_NAME)]
     refuse_unwritable(out_dir, places, inputs)
@@ -488,10 +501,11 @@ def build_report(
                 for path, data in render_report(judged, out_dir, ("html",), assets)
                 if path.name == "report.html"
             ]
+            refuse_unwritable(out_dir, [path for path, _ in pages], report_inputs(judged, inspection))
             written = [path for path, data in pages if write_inside(out_dir, path, data)]
             kept = {path.name for path, _ in pages}
         else:
-            written, kept = _write_report(judged, out_dir, formats)
+            written, kept = _write_report(judged, out_dir, formats, report_inputs(judged, inspection))
     removed, left = remove_stale(out_dir, kept, record=not single_file)
     refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]
     return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK, removed, left)

@@ -696,6 +696,46 @@ def output_lock(out_dir: Path) -> Iterator[None]:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def folder_lock(out_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the folder ``out_dir`` itself (made if missing) while a report or
+    a comparison writes it, leaving no file behind: OutputBusy at once where another command
+    holds it (two reports into one --out at once left one run's details.csv beside the other's
+    pages, both exiting 0). Folders this call made are removed again when nothing was written
+    into them. Where the platform has no flock, nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on the platforms CI runs
+        yield
+        return
+    made = _first_missing(out_dir)
+    make_folder(out_dir)
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(out_dir, flags)
+    except OSError as exc:
+        reason = "a symlink; never followed" if exc.errno == errno.ELOOP else exc.strerror
+        raise OSError(exc.errno, reason, str(out_dir)) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputBusy(
+                f"{shown(out_dir)} is being written by another command now; wait for it to finish, or give another --out"
+            ) from None
+        yield
+    finally:
+        if made is not None:  # the command wrote nothing (or stopped): leave nothing
+            with contextlib.suppress(OSError):
+                folder = out_dir
+                while not os.listdir(folder):  # the folders made for it, up to the first that was missing
+                    os.rmdir(folder)
+                    if folder == made:
+                        break
+                    folder = folder.parent
+        os.close(fd)
+
+
 def _first_missing(path: Path) -> Path | None:
     """The outermost folder of ``path`` (itself included) that does not exist yet; None if it does."""
     missing = None

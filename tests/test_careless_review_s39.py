@@ -1,0 +1,58 @@
+"""A careless user's commands, as a review ran them: two reports into one --out at once, inputs
+that an output would overwrite, Ctrl-C before the tool has started. The logs are the shipped
+sample runs (measurements) or copies of them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from tests.conftest import REPO
+
+SAMPLE = REPO / "sample_runs" / "tiny-encoder-cpu-20261206T150111Z-1dd183"
+OTHER = REPO / "sample_runs" / "tiny-encoder-cpu-20261205T124447Z-43ef64"
+
+
+def test_a_report_or_compare_into_a_folder_another_command_writes_is_refused(tmp_path: Path) -> None:
+    """Two reports into one --out at once left one run's details.csv beside the other's pages,
+    both exiting 0. A report (or compare) holds the folder while it writes; another is refused
+    at once (exit 2, one line), writes nothing, and leaves no lock file behind either way."""
+    from reportgen.storage.local import folder_lock
+
+    out = tmp_path / "out"
+    with folder_lock(out):  # another report, in the middle of writing
+        for args in (["report", str(SAMPLE)], ["compare", str(OTHER), str(SAMPLE)]):
+            busy = CliRunner().invoke(main, [*args, "--out", str(out)])
+            assert busy.exit_code == 2, busy.output
+            assert "is being written by another command now" in busy.output
+            assert list(out.iterdir()) == []
+    assert not out.exists(), "a folder the lock made for nothing is removed again"
+    done = CliRunner().invoke(main, ["report", str(SAMPLE), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [".reportgen-report.json"]
+
+
+def test_a_report_never_writes_over_its_annotations_or_inspection_log(tmp_path: Path) -> None:
+    """`report --annotations Y/report.md --out Y` printed "wrote Y/report.md": the owner's
+    verdicts were gone; `--inspection Y/report.html` did the same to the inspection log (the log
+    itself was refused already). Each input is refused as the log is, with nothing written, and
+    so with --single-file."""
+    out = tmp_path / "Y"
+    out.mkdir()
+    notes = out / "report.md"
+    notes.write_text('[[explain]]\nmode = "eager"\nexplanation = "x"\n', encoding="utf-8")
+    before = notes.read_bytes()
+    result = CliRunner().invoke(main, ["report", str(SAMPLE), "--annotations", str(notes), "--out", str(out)])
+    assert result.exit_code == 2 and "is the input" in result.output, result.output
+    assert notes.read_bytes() == before and sorted(p.name for p in out.iterdir()) == ["report.md"]
+    inspection = out / "report.html"
+    shutil.copy(REPO / "sample_inspections" / "tiny-encoder.inspection.jsonl", inspection)
+    for extra in ([], ["--single-file"]):
+        result = CliRunner().invoke(
+            main, ["report", str(SAMPLE), "--inspection", str(inspection), "--out", str(out), *extra]
+        )
+        assert result.exit_code == 2 and "is the input" in result.output, result.output
+        assert inspection.read_bytes() == (REPO / "sample_inspections" / "tiny-encoder.inspection.jsonl").read_bytes()
