@@ -63,6 +63,7 @@ from campaign.tasks import (
 
 # The exit code when the output's reader has gone (128 + SIGPIPE, as a shell reports it).
 BROKEN_PIPE = 141
+INTERRUPTED = 130  # Ctrl-C: the shell's 128 + SIGINT
 # The exit code when the output cannot be written otherwise (a full disk: `> /dev/full`).
 OUTPUT_FAILED = 1
 # A campaign id names a folder under the destination: NAME-STAMP, never a path.
@@ -87,6 +88,9 @@ exit codes:
   3  (resume) nothing submitted: the only tasks left have no record yet (queued, or never
      started) or are retried by their Job; check the queue, then resume with
      --include-unrecorded if they are not waiting
+  130  interrupted (Ctrl-C); an sbatch it stopped is recorded as one that may have queued
+       its job (`squeue` shows whether it did; resume leaves its tasks out unless given
+       --include-unrecorded)
   141  the output's reader went away (`| head`): stopped quietly
 
 examples:
@@ -269,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
         _drop_output()
         print(f"campaign: cannot write to standard output: {exc}", file=sys.stderr)
         return OUTPUT_FAILED
+    except KeyboardInterrupt:  # one line, not a traceback; a submission it stopped is recorded first
+        print("campaign: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 def _flush_output() -> None:
@@ -505,7 +512,7 @@ def _say_refused(campaign_file: Path, files: TaskFiles, refused: dict[int, str],
         )
     if unsure:
         _print(
-            f"campaign: {unsure} of {asked} task(s) may be queued though sbatch failed (it timed out): `squeue` "
+            f"campaign: {unsure} of {asked} task(s) may be queued though sbatch failed (it timed out or was stopped): `squeue` "
             "shows whether they are; resume leaves them out unless given --include-unrecorded",
             file=sys.stderr,
         )
@@ -601,6 +608,8 @@ def _sbatch(
         if code:
             _print(f"campaign: {sub.what}: {job}", file=sys.stderr)
             refused.update(dict.fromkeys(sub.indexes, " ".join(job.split())))  # one line
+            if code == slurm.INTERRUPTED:  # no further sbatch: what this one did is recorded as unsure
+                return slurm.INTERRUPTED, jobs, refused
             continue
         jobs.update(dict.fromkeys(sub.indexes, job))
         _print(f"submitted job {job} ({sub.what})")

@@ -221,6 +221,7 @@ def tasks_lines(campaign: Campaign, campaign_id: str) -> str:
 # sbatch answers in seconds (Slurm's MessageTimeout is 10 s by default, retried a few times); one
 # that has not answered in this long is stopped, and its tasks recorded as possibly queued.
 SBATCH_TIMEOUT_S = 300.0
+INTERRUPTED = 130  # submit's code where Ctrl-C stopped sbatch (the shell's 128 + SIGINT)
 
 
 def submit(script: Path, options: tuple[str, ...] | list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
@@ -241,6 +242,8 @@ def submit(script: Path, options: tuple[str, ...] | list[str], env: dict[str, st
             1,
             f"sbatch timed out: no answer in {SBATCH_TIMEOUT_S:g} s, so it was stopped; it may have queued the job",
         )
+    except KeyboardInterrupt:  # Ctrl-C while sbatch ran: it was stopped, and the same is not known
+        return INTERRUPTED, "interrupted (Ctrl-C) while sbatch ran, so it was stopped; it may have queued the job"
     if proc.returncode != 0:
         return 1, f"sbatch failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
     # --parsable: "<job id>[;<cluster>]" on one line; anything else is kept as one line, escaped,

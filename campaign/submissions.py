@@ -83,7 +83,9 @@ class Submissions:
             return f"job unknown: an earlier version's resume recorded submission {self.earlier}"
         timed_out = next((s for s in self.submissions if any(map(may_have_queued, s.refused.values()))), None)
         if timed_out is not None:
-            return f"job unknown: sbatch timed out on submission {timed_out.number}, and may have queued it"
+            return (
+                f"job unknown: sbatch timed out or was stopped on submission {timed_out.number}, and may have queued it"
+            )
         printed = next((s for s in self.submissions if s.printed), None)
         if printed is not None:
             return f"its manifest written for kubectl create on submission {printed.number}, which may have created it"
@@ -105,8 +107,9 @@ def _once(values: dict[int, str]) -> list[str]:
 
 def may_have_queued(reason: str) -> bool:
     """Whether sbatch's refusal leaves it unknown if the job was queued: sbatch can exit non-zero
-    after the controller queued the job ("Socket timed out on send/recv operation")."""
-    return "timed out" in reason.lower()
+    after the controller queued the job ("Socket timed out on send/recv operation"), and one
+    stopped (it took too long, or Ctrl-C) may have queued it ("it may have queued the job")."""
+    return "timed out" in reason.lower() or "may have queued" in reason.lower()
 
 
 def read_submissions(path: Path) -> Submissions | None:
@@ -210,7 +213,7 @@ def resubmitted(ledger: Ledger, found: Submissions | None, indexes: list[int]) -
             groups.setdefault((_when(last, index), False), []).append(str(index))
     return "; ".join(
         (
-            f"{when} of task{'s' if len(group) > 1 else ''} {', '.join(group)} may be queued (sbatch timed out)"
+            f"{when} of task{'s' if len(group) > 1 else ''} {', '.join(group)} may be queued (sbatch timed out or was stopped)"
             if timed_out
             else f"task {group[0]} was resubmitted as {when} and has no record yet"
             if len(group) == 1

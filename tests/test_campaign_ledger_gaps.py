@@ -367,7 +367,7 @@ def test_sbatch_timed_out_may_have_queued_the_tasks_so_they_are_not_resubmitted_
     capsys.readouterr()
     assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 1
     err = capsys.readouterr().err
-    assert "campaign: 2 of 2 task(s) may be queued though sbatch failed (it timed out)" in err
+    assert "campaign: 2 of 2 task(s) may be queued though sbatch failed (it timed out or was stopped)" in err
     assert "not submitted" not in err and "nothing submitted" not in err
     assert (_ledger_folder(tmp_path) / "planned.json").is_file()  # the ledger stays
     for task in _status(tmp_path, capsys).values():
@@ -381,13 +381,16 @@ def test_sbatch_timed_out_may_have_queued_the_tasks_so_they_are_not_resubmitted_
     calls.unlink()
     assert main(resume) == 3
     said = capsys.readouterr().out
-    assert "(submission 1 at 20" in said and "of tasks 0, 1 may be queued (sbatch timed out)" in said
+    assert "(submission 1 at 20" in said and "of tasks 0, 1 may be queued (sbatch timed out or was stopped)" in said
     assert "submission submission" not in said
     assert not calls.exists()
     # A second submit over these files is refused: the timed-out tasks may be reading them.
     tasks = (tmp_path / "nightly.tasks").read_bytes()
     assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 2
-    assert "job unknown: sbatch timed out on submission 1, and may have queued it" in capsys.readouterr().err
+    assert (
+        "job unknown: sbatch timed out or was stopped on submission 1, and may have queued it"
+        in capsys.readouterr().err
+    )
     assert (tmp_path / "nightly.tasks").read_bytes() == tasks and not calls.exists()
     assert main([*resume, "--include-unrecorded"]) == 0
     assert len(calls.read_text().splitlines()) == 2
@@ -482,3 +485,36 @@ def test_campaign_level_sbatch_cpu_options_and_mincpus_ask_for_cpus(
     assert main(dry) == 0
     assert "#SBATCH --cpus-per-task=16" in out.read_text()
     assert "asks for no CPUs" not in capsys.readouterr().err
+
+
+def test_ctrl_c_while_sbatch_runs_is_one_line_and_records_that_it_may_have_queued_the_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C while sbatch waited on a slow controller gave a traceback and no NAME.submission: a
+    later submit took a new campaign id, though the job may have been queued. Now: one line,
+    exit 130, no further sbatch, and the tasks recorded as ones that may be queued."""
+    import campaign.slurm as slurm_module
+
+    calls = _sbatch(tmp_path, monkeypatch)
+    campaign, script = _campaign(tmp_path)
+    ran: list[list[str]] = []
+
+    def interrupted(args: list[str], **kwargs: object) -> object:
+        ran.append(args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(slurm_module.subprocess, "run", interrupted)
+    capsys.readouterr()
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "interrupted (Ctrl-C) while sbatch ran" in err
+    assert len(ran) == 1, "no further sbatch after Ctrl-C"
+    assert not calls.exists()
+    recorded = json.loads((tmp_path / "nightly.submission").read_text())
+    reasons = {item["reason"] for sub in recorded["submissions"] for item in sub["refused"]}
+    assert reasons and all("may have queued the job" in why for why in reasons), recorded
+    assert "may be queued though sbatch failed (it timed out or was stopped)" in err
+    # Anywhere else, Ctrl-C is one line and 130 too.
+    monkeypatch.setattr("campaign.__main__._main", lambda argv: (_ for _ in ()).throw(KeyboardInterrupt))
+    assert main(["status", str(campaign)]) == 130
+    assert capsys.readouterr().err == "campaign: interrupted\n"

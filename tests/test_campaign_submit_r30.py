@@ -77,7 +77,7 @@ def test_an_sbatch_that_never_answers_is_stopped_and_its_tasks_recorded_as_possi
     found = read_submissions(out.with_name("loc.submission"))
     assert (
         found is not None
-        and found.accepted() == "job unknown: sbatch timed out on submission 1, and may have queued it"
+        and found.accepted() == "job unknown: sbatch timed out or was stopped on submission 1, and may have queued it"
     )
     # A second submit over these files is refused: the first one's tasks may be queued.
     assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(out)]) == 2
