@@ -1,6 +1,14 @@
 """python -m collector [run] --workload PLAN.toml --target {auto,cpu,cuda,neuron} --out RUNS_DIR"""
 
+# ruff: noqa: E402 (the signal handlers are installed before the other imports: STARTUP)
+
 from __future__ import annotations
+
+from collector import interrupt
+
+# Ctrl-C while the modules below load (a second on a loaded host) is one line and exit 130, as
+# it is once the command runs, not a traceback out of an import; main() keeps these handlers.
+STARTUP = interrupt.install_early() if __name__ == "__main__" else None
 
 import argparse
 import contextlib
@@ -11,7 +19,6 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-from collector import interrupt
 from collector.arguments import Parser, StdoutFailed, folder_argument, path_argument
 from collector.descriptors import DescriptorError, before_torch, descriptors, target_choices
 from collector.descriptors import resolve_target as resolve_name
@@ -269,7 +276,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    previous = interrupt.install_early()  # torch's import can take half a minute on a loaded host
+    # torch's import can take half a minute on a loaded host; as a module run, the handlers to
+    # put back are those from before this module's imports (STARTUP).
+    previous = interrupt.install_early()
+    previous = STARTUP if STARTUP is not None else previous
     try:
         return _answered(sys.argv[1:] if argv is None else argv)
     finally:

@@ -56,3 +56,49 @@ def test_a_report_never_writes_over_its_annotations_or_inspection_log(tmp_path: 
         )
         assert result.exit_code == 2 and "is the input" in result.output, result.output
         assert inspection.read_bytes() == (REPO / "sample_inspections" / "tiny-encoder.inspection.jsonl").read_bytes()
+
+
+HOOK = """
+import os
+import signal
+import sys
+
+class Interrupt:
+    # Ctrl-C arriving while the named module is imported, every time (a timing test would be flaky).
+    def find_spec(self, name, path=None, target=None):
+        if name == {module!r}:
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, Interrupt())
+"""
+
+
+def test_ctrl_c_while_the_command_is_still_loading_is_one_line_and_130(tmp_path: Path) -> None:
+    """Ctrl-C in the first tenth of a second gave a traceback out of `import click` (reportgen)
+    or out of the collector's own imports; once running, both said one line and exited 130."""
+    import os
+    import subprocess
+    import sys
+
+    for command, module, said in (
+        ("reportgen", "click", "reportgen: interrupted\n"),
+        (
+            "collector",
+            "collector.arguments",
+            "collector: interrupted before the run started (SIGINT); nothing was written\n",
+        ),
+    ):
+        hook = tmp_path / command
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(HOOK.format(module=module), encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), str(REPO)])}
+        done = subprocess.run(
+            [sys.executable, "-m", command, "--help"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (done.returncode, done.stderr) == (130, said), done.stderr[-2000:]
