@@ -102,3 +102,22 @@ def test_ctrl_c_while_the_command_is_still_loading_is_one_line_and_130(tmp_path:
             timeout=120,
         )
         assert (done.returncode, done.stderr) == (130, said), done.stderr[-2000:]
+
+
+def test_annotate_force_never_replaces_another_runs_log(tmp_path: Path) -> None:
+    """`annotate RUN --out OTHER/events.jsonl --force` replaced that run's log, its only evidence,
+    with a TOML skeleton (exit 0). --force replaces an annotations file; a file that reads as a
+    JSON-lines log is refused (exit 2) and left as it was."""
+    failing = REPO / "sample_runs" / "scenario-a-text-service-cpu-20261202T061519Z-d2acc0"
+    other = tmp_path / "other"
+    shutil.copytree(REPO / "sample_runs" / "heat-solver-cpu-20261202T021648Z-fc81c6", other)
+    before = (other / "events.jsonl").read_bytes()
+    result = CliRunner().invoke(main, ["annotate", str(failing), "--out", str(other / "events.jsonl"), "--force"])
+    assert result.exit_code == 2 and "reads as a JSON-lines log" in result.output, result.output
+    assert (other / "events.jsonl").read_bytes() == before
+    # An annotations file is still replaced with --force.
+    notes = tmp_path / "notes.toml"
+    notes.write_text("# an older skeleton\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["annotate", str(failing), "--out", str(notes), "--force"])
+    assert result.exit_code == 0, result.output
+    assert notes.read_text(encoding="utf-8") != "# an older skeleton\n"

@@ -10,7 +10,9 @@ the failed cells that file does not explain yet.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +115,24 @@ def _read(log: Path, max_bytes: int) -> RunModel:
         raise SkeletonError(str(exc)) from None
 
 
+def _reads_as_a_log(path: Path) -> bool:
+    """Whether a regular file at ``path`` starts as a JSON-lines log does (a JSON object), which an
+    annotations file (TOML) never does; never follows a link nor opens anything but a file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, 4096)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{")
+
+
 def write_skeleton(
     log: Path, out: Path | None = None, force: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES
 ) -> SkeletonResult:
@@ -123,6 +143,12 @@ def write_skeleton(
     target = out if out is not None else default
     if same_file(target, log):  # --force would replace the run's own record with the skeleton
         raise SkeletonError(f"{target}: is the run log being annotated; name another file", EXIT_USAGE)
+    if _reads_as_a_log(target):  # another run's log: --force replaces an annotations file, not evidence
+        raise SkeletonError(
+            f"{target}: reads as a JSON-lines log (its first line is a JSON object), not an annotations file; "
+            "not replaced, even with --force: name another file",
+            EXIT_USAGE,
+        )
     run = _read(log, max_bytes)
     try:
         existing = find_annotations(log)
