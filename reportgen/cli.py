@@ -96,6 +96,19 @@ def _silence(stream: Any) -> None:
         os.close(devnull)
 
 
+def _shown_error(exc: BaseException) -> click.ClickException | None:
+    """The usage or other click error whose message was being written when ``exc`` (an OSError
+    of that write) was raised, else None: click writes it after leaving its handler, so the
+    error is found in the frames ``exc`` passed through, not as its context."""
+    frame = exc.__traceback__
+    while frame is not None:
+        found = frame.tb_frame.f_locals.get("self")
+        if frame.tb_frame.f_code.co_name == "show" and isinstance(found, click.ClickException):
+            return found
+        frame = frame.tb_next
+    return None
+
+
 def _output_failed(failure: _OutputFailed) -> int:
     """The exit code for an output that failed, after one line on stderr saying so: 141 and
     nothing said when the reader went away (`| head`), else 2 (a full disk, an I/O error)."""
@@ -255,6 +268,11 @@ class _Commands(_GuardedHelp, click.Group):
         except _OutputFailed as failure:
             sys.exit(_output_failed(failure))
         except OSError as exc:
+            if exc.filename is None and (unsaid := _shown_error(exc)) is not None:
+                # Its message could not be written (standard error on a full disk): its own exit
+                # code all the same (2 for a usage error), not 1, which says a log was invalid.
+                _silence(sys.stderr)
+                sys.exit(unsaid.exit_code)
             # A path no check expected to fail (a name longer than the file system allows fails
             # even Path.is_dir on Python 3.11): that path and why in one line, exit 2.
             if exc.filename is None:

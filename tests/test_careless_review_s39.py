@@ -121,3 +121,22 @@ def test_annotate_force_never_replaces_another_runs_log(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["annotate", str(failing), "--out", str(notes), "--force"])
     assert result.exit_code == 0, result.output
     assert notes.read_text(encoding="utf-8") != "# an older skeleton\n"
+
+
+def test_a_usage_error_exits_2_though_standard_error_cannot_be_written(tmp_path: Path) -> None:
+    """`reportgen validate nonexist 2>/dev/full` exited 1, which a CI job reads as an invalid log;
+    every help text says a usage error is 2. An invalid log is still 1."""
+    import subprocess
+    import sys
+
+    (tmp_path / "bad.jsonl").write_text("not json\n", encoding="utf-8")
+    with open("/dev/full", "w") as full:
+        for args, code in ((["validate", "nonexist"], 2), (["frob"], 2), (["validate", "bad.jsonl"], 1)):
+            done = subprocess.run(
+                [sys.executable, "-m", "reportgen", *args],
+                cwd=tmp_path,
+                stderr=full,
+                stdout=subprocess.DEVNULL,
+                timeout=120,
+            )
+            assert done.returncode == code, (args, done.returncode)
