@@ -1,3 +1,3 @@
 """reportgen's version, in a module that imports nothing (the layers below cli read it)."""
 
-__version__ = "0.28.0"
+__version__ = "0.29.0"
