@@ -140,3 +140,19 @@ def test_a_usage_error_exits_2_though_standard_error_cannot_be_written(tmp_path:
                 timeout=120,
             )
             assert done.returncode == code, (args, done.returncode)
+
+
+def test_a_site_build_and_a_report_into_one_folder_at_once_exclude_each_other(tmp_path: Path) -> None:
+    """A site build holds its folder as a report does: neither writes into a folder the other is
+    writing (the site's lock file alone let a report in)."""
+    from reportgen.storage.local import folder_lock, output_lock
+
+    out = tmp_path / "out"
+    runs = tmp_path / "runs"
+    shutil.copytree(SAMPLE, runs / SAMPLE.name)
+    with folder_lock(out):  # a report, in the middle of writing
+        busy = CliRunner().invoke(main, ["site", str(runs), "--out", str(out)])
+        assert busy.exit_code == 2 and "is being written by another command now" in busy.output, busy.output
+    with output_lock(out):  # a site build, in the middle of writing
+        busy = CliRunner().invoke(main, ["report", str(SAMPLE), "--out", str(out)])
+        assert busy.exit_code == 2 and "is being written by another command now" in busy.output, busy.output

@@ -672,6 +672,7 @@ def output_lock(out_dir: Path) -> Iterator[None]:
         reason = "a symlink; never followed" if exc.errno == errno.ELOOP else exc.strerror
         raise OSError(exc.errno, reason, str(lock)) from None
     locked = False
+    folder_fd = -1
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -681,8 +682,21 @@ def output_lock(out_dir: Path) -> Iterator[None]:
                 "wait for it to finish, or give another --out"
             ) from None
         locked = True
+        # The folder itself too, as a report or a comparison holds it (folder_lock): neither
+        # writes into a site being built, nor a build into a folder a report is writing.
+        with contextlib.suppress(OSError):
+            folder_fd = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        if folder_fd >= 0:
+            try:
+                fcntl.flock(folder_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise OutputBusy(
+                    f"{shown(out_dir)} is being written by another command now; wait for it to finish, or give another --out"
+                ) from None
         yield
     finally:
+        if folder_fd >= 0:
+            os.close(folder_fd)
         if locked and made is not None:  # the command wrote nothing (or stopped): leave nothing
             with contextlib.suppress(OSError):
                 if os.listdir(out_dir) == [LOCK_NAME]:
