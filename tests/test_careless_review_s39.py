@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
@@ -156,3 +157,19 @@ def test_a_site_build_and_a_report_into_one_folder_at_once_exclude_each_other(tm
     with output_lock(out):  # a site build, in the middle of writing
         busy = CliRunner().invoke(main, ["report", str(SAMPLE), "--out", str(out)])
         assert busy.exit_code == 2 and "is being written by another command now" in busy.output, busy.output
+
+
+def test_the_next_step_names_the_report_command_with_its_log_and_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next step said "then run `reportgen report` again": no log, no --out, so a careless
+    user reran a command that wrote nowhere they looked. Paths are named relative to where the
+    command ran, never as a path of the builder's machine."""
+    run = tmp_path / "runs" / "a"
+    shutil.copytree(REPO / "sample_runs" / "scenario-a-text-service-cpu-20261202T061519Z-d2acc0", run)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["report", "runs/a", "--out", "pages", "--format", "md"])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "pages" / "report.md").read_text(encoding="utf-8")
+    assert "then run `reportgen report runs/a/events.jsonl --out pages` again" in page
+    assert str(tmp_path) not in page

@@ -20,6 +20,7 @@ from typing import Any
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition
 from reportgen.judge.judgement import Judgement, judge
+from reportgen.judge.nextstep import shell_path
 from reportgen.render.sections.common import DETAILS_NAME
 from reportgen.render.templating import (
     ASSET_SOURCES,
@@ -99,12 +100,14 @@ def read_judgement(
     max_bytes: int = DEFAULT_MAX_LOG_BYTES,
     beside: bool = True,
     site: bool = False,
+    rerun: str = "reportgen report",
 ) -> tuple[RunModel, Annotations, Judgement]:
     """Read, validate, model and judge one log, without a view; raises ReportInputError with
     every problem. Without ``annotations``, the annotations.toml beside the log is used when
     ``beside`` is set (callers that found the log through storage.local pass the file it allowed).
     ``site``: judged for a site's page, whose next step names the log where it was read (the
-    page is not beside it) and rebuilds the site."""
+    page is not beside it) and rebuilds the site; else ``rerun`` is the command it names to show
+    an edit's result (the report command with its log and --out, where build_report knows them)."""
     # read_run reads a RemoteLog too; its annotation (model/runmodel.py) says only a path.
     reading, builder = read_run(log, max_bytes)  # type: ignore[arg-type]
     if not reading.valid and isinstance(log, Path) and is_inspection_log(log, max_bytes):
@@ -128,9 +131,17 @@ def read_judgement(
         # ran (a log in S3 by its file name: annotate writes beside a local one only).
         if site:
             return run, applied, judge(run, applied, _source_name(log), "reportgen site")
-        return run, applied, judge(run, applied, _source_name(log))
+        return run, applied, judge(run, applied, _source_name(log), rerun)
     except LogChanged as exc:  # an event read again from a log changed since it was checked
         raise ReportInputError(str(exc)) from None
+
+
+def _relative(path: Path) -> str | None:
+    """A path relative to the folder the command ran in, where it lies inside it; else None."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return None
 
 
 def _source_name(log: LogRef) -> str | None:
@@ -138,12 +149,8 @@ def _source_name(log: LogRef) -> str | None:
     site page's own copy is not the one the next build reads), relative to the folder the
     command ran in when it lies inside it; None (its file name) for a log outside it (a page
     shows no path of the builder's machine) or in S3."""
-    if not isinstance(log, Path):
-        return None
-    try:
-        return str(log.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):  # outside it: its file name, no path of the builder's machine
-        return None
+    # Outside it: its file name, no path of the builder's machine.
+    return _relative(log) if isinstance(log, Path) else None
 
 
 def judge_log(
@@ -153,11 +160,12 @@ def judge_log(
     beside: bool = True,
     inspection: Path | None = None,
     site: bool = False,
+    rerun: str = "reportgen report",
 ) -> JudgedRun:
     """Read, validate, model and judge one log, and build its report view; with ``inspection``
     (an inspection log of its plan), its predicted fallback is set against the observed one."""
     inspected = _inspection(inspection)
-    run, applied, judgement = read_judgement(log, annotations, max_bytes, beside, site)
+    run, applied, judgement = read_judgement(log, annotations, max_bytes, beside, site, rerun)
     disposition = judgement.disposition
     try:
         view = build_view(run, judgement, applied)
@@ -488,7 +496,13 @@ def build_report(
     into it (a file to attach to a ticket); nothing else is written. ``beside``: without
     ``annotations``, look for them beside the log (read_judgement)."""
     with paused_gc():
-        judged = judge_log(log, annotations, max_bytes, beside, inspection=inspection)
+        # The next step's command to show an edit's result: this one's log and --out (a bare
+        # `reportgen report` wrote nothing anywhere a user would look).
+        rerun = "reportgen report"
+        if isinstance(log, Path):  # named as the page names the log: no path of the builder's machine
+            out = _relative(out_dir)
+            rerun += f" {shell_path(_source_name(log) or log.name)}" + (f" --out {shell_path(out)}" if out else "")
+        judged = judge_log(log, annotations, max_bytes, beside, inspection=inspection, rerun=rerun)
         if single_file:
             assets = inline_assets()
             if judged.view.details:  # the full table travels inside the page, as a download link
