@@ -638,6 +638,45 @@ class OutputBusy(Exception):
     """Another command is writing the output folder now."""
 
 
+BUSY = "is being written by another command now"
+
+
+def _hold_folder(out_dir: Path, fcntl: Any) -> int:
+    """A descriptor of the folder ``out_dir`` holding its exclusive lock (-1 where the folder
+    cannot be opened); OutputBusy at once where another command holds it."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(out_dir, flags)
+    except OSError:
+        return -1
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OutputBusy(f"{shown(out_dir)} {BUSY}; wait for it to finish, or give another --out") from None
+    return fd
+
+
+def _remove_made(out_dir: Path, made: Path | None, leaving: tuple[str, ...] = ()) -> None:
+    """The folders made for ``out_dir`` (up to ``made``, the first that was missing) removed
+    again where the command wrote nothing into them: ``out_dir`` holds ``leaving`` at most (each
+    removed with it)."""
+    if made is None:
+        return
+    with contextlib.suppress(OSError):
+        if set(os.listdir(out_dir)) - set(leaving):
+            return
+        for name in leaving:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(out_dir / name)
+        folder = out_dir
+        while True:
+            os.rmdir(folder)
+            if folder == made:
+                break
+            folder = folder.parent
+
+
 @contextlib.contextmanager
 def output_lock(out_dir: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``out_dir`` (its LOCK_NAME file, made if missing, never through
@@ -646,8 +685,10 @@ def output_lock(out_dir: Path) -> Iterator[None]:
     never saw: run pages no later build knew of were left in it for good. The lock is taken
     on a descriptor opened for reading, so an up-to-date site on read-only storage still
     builds (on a read-only file system nothing can write it at the same time, and no lock is
-    made there). Folders this call made for ``out_dir`` are removed again when the command
-    wrote nothing into them. Where the platform has no flock, nothing is locked."""
+    made there). The folder itself is held too, as folder_lock holds it for a report or a
+    comparison: neither writes into a site being built, nor a build into a folder a report is
+    writing. Folders this call made for ``out_dir`` are removed again when the command wrote
+    nothing into them. Where the platform has no flock, nothing is locked."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not on the platforms CI runs
@@ -671,42 +712,22 @@ def output_lock(out_dir: Path) -> Iterator[None]:
             return
         reason = "a symlink; never followed" if exc.errno == errno.ELOOP else exc.strerror
         raise OSError(exc.errno, reason, str(lock)) from None
-    locked = False
     folder_fd = -1
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise OutputBusy(
-                f"{shown(out_dir)} is being written by another command now (it holds {LOCK_NAME} there); "
-                "wait for it to finish, or give another --out"
+                f"{shown(out_dir)} {BUSY} (it holds {LOCK_NAME} there); wait for it to finish, or give another --out"
             ) from None
-        locked = True
-        # The folder itself too, as a report or a comparison holds it (folder_lock): neither
-        # writes into a site being built, nor a build into a folder a report is writing.
-        with contextlib.suppress(OSError):
-            folder_fd = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-        if folder_fd >= 0:
-            try:
-                fcntl.flock(folder_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise OutputBusy(
-                    f"{shown(out_dir)} is being written by another command now; wait for it to finish, or give another --out"
-                ) from None
-        yield
+        folder_fd = _hold_folder(out_dir, fcntl)
+        try:
+            yield
+        finally:
+            _remove_made(out_dir, made, (LOCK_NAME,))  # the command wrote nothing (or stopped)
     finally:
         if folder_fd >= 0:
             os.close(folder_fd)
-        if locked and made is not None:  # the command wrote nothing (or stopped): leave nothing
-            with contextlib.suppress(OSError):
-                if os.listdir(out_dir) == [LOCK_NAME]:
-                    os.unlink(lock)
-                    folder = out_dir
-                    while True:  # the folders made for it, up to the first that was missing
-                        os.rmdir(folder)
-                        if folder == made:
-                            break
-                        folder = folder.parent
         os.close(fd)
 
 
@@ -724,30 +745,13 @@ def folder_lock(out_dir: Path) -> Iterator[None]:
         return
     made = _first_missing(out_dir)
     make_folder(out_dir)
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = _hold_folder(out_dir, fcntl)
     try:
-        fd = os.open(out_dir, flags)
-    except OSError as exc:
-        reason = "a symlink; never followed" if exc.errno == errno.ELOOP else exc.strerror
-        raise OSError(exc.errno, reason, str(out_dir)) from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise OutputBusy(
-                f"{shown(out_dir)} is being written by another command now; wait for it to finish, or give another --out"
-            ) from None
         yield
     finally:
-        if made is not None:  # the command wrote nothing (or stopped): leave nothing
-            with contextlib.suppress(OSError):
-                folder = out_dir
-                while not os.listdir(folder):  # the folders made for it, up to the first that was missing
-                    os.rmdir(folder)
-                    if folder == made:
-                        break
-                    folder = folder.parent
-        os.close(fd)
+        _remove_made(out_dir, made)  # the command wrote nothing (or stopped): leave nothing
+        if fd >= 0:
+            os.close(fd)
 
 
 def _first_missing(path: Path) -> Path | None:
