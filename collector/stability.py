@@ -44,11 +44,6 @@ MODE_SHARE_MIN = 0.15
 # Two modes when the widest gap between consecutive sorted samples is wider than the wider
 # cluster's own range: the clusters are farther apart than either is wide.
 GAP_OVER_RANGE_MIN = 1.0
-# A figure within this share of its bar is at the bar, not past it: two sides' differences that
-# are equal come out a few units in the last place apart, and the same series scaled by 1000
-# read stable one way and unstable the other (a gap exactly the wider side's range; a drift of
-# the thirds exactly the IQR). Scale alone never changes a verdict.
-AT_THE_BAR = 1e-9
 # ... and that gap is at least a tenth of the median, so two tight modes a few percent apart
 # (a figure that is right to a few percent either way) are not called bimodal.
 GAP_OVER_MEDIAN_MIN = 0.10
@@ -399,12 +394,9 @@ def _bimodality_rule(ordered: list[float], median: float) -> tuple[bool, int, fl
     over_range = best_gap / widest if widest > 0 else math.inf
     over_median = best_gap / median
     if n >= TWO_MODES_MIN_SAMPLES and abs(2 * split - n) <= 1:  # the median in the gap or at its edge
-        failed = (
-            over_range > MEDIAN_IN_GAP_OVER_RANGE_MIN * (1 + AT_THE_BAR)
-            and over_median >= MEDIAN_IN_GAP_OVER_MEDIAN_MIN
-        )
+        failed = over_range > MEDIAN_IN_GAP_OVER_RANGE_MIN and over_median >= MEDIAN_IN_GAP_OVER_MEDIAN_MIN
     else:
-        failed = over_range > GAP_OVER_RANGE_MIN * (1 + AT_THE_BAR) and over_median >= GAP_OVER_MEDIAN_MIN
+        failed = over_range > GAP_OVER_RANGE_MIN and over_median >= GAP_OVER_MEDIAN_MIN
     return failed, split, best_gap, over_range, over_median
 
 
@@ -504,7 +496,7 @@ def _drift_rule(values: tuple[float, ...], median: float, iqr: float) -> tuple[b
     third = len(values) // 3
     first, last = sorted_median(sorted(values[:third])), sorted_median(sorted(values[-third:]))
     change = (last - first) / median
-    return abs(change) > DRIFT_MAX and abs(last - first) > iqr * (1 + AT_THE_BAR), first, last, change
+    return abs(change) > DRIFT_MAX and abs(last - first) > iqr, first, last, change
 
 
 def _trend_rule(
