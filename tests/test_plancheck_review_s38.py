@@ -151,11 +151,17 @@ def test_a_generation_plan_s_missing_policy_does_not_promise_a_length_it_keeps(t
     assert [1, 20] in tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]["shapes"]
 
 
-def test_a_cache_check_of_the_last_shape_alone_is_noted(tmp_path: Path) -> None:
+def test_a_cache_check_of_the_last_shape_alone_is_revised_as_a_missing_one(tmp_path: Path) -> None:
+    """A fifth review: a plan whose only cache check tests nothing read compatible (exit 0, a
+    note), while one without a check needed revising (exit 3): the run holds no cache check
+    either way, the collector skipping the idle repeat."""
     plan = _plan(tmp_path, "tiny_encoder", lambda t: t.replace("cache_checks = [[1, 16]]", "cache_checks = [[2, 16]]"))
-    code, output = _check(plan, "cpu")
-    assert "[NOTE] the cache check of [2, 16] tests no cache" in output
-    assert "Repeat a shape with another graph after it, e.g. [1, 16]." in output
+    revised = tmp_path / "revised.toml"
+    code, output = _check(plan, "cpu", revised)
+    assert code == 3 and "[REVISE] the cache check of [2, 16] tests no cache" in output, output
+    assert "Repeat [1, 16] instead" in output
+    assert tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]["cache_checks"] == [[1, 16]]
+    assert "tests no cache" not in _check(revised, "cpu")[1]
     shipped = tmp_path / "shipped"
     shipped.mkdir()
     assert "tests no cache" not in _check(_plan(shipped, "tiny_encoder"), "cpu")[1]
@@ -235,7 +241,7 @@ def test_a_generation_plan_s_cache_check_is_judged_by_the_buckets_it_compiles(tm
             lambda t, shapes=shapes: t.replace("shapes = [[1, 6], [1, 12], [1, 20]]", f"shapes = {shapes}"),
         )
         output = _check(plan, "neuron")[1]
-        assert ("[NOTE] the cache check of [1, 6] tests no cache" in output) == idle, (shapes, output)
+        assert ("the cache check of [1, 6] tests no cache" in output) == idle, (shapes, output)
         assert "e.g. [1, 20]" not in output
 
 
@@ -301,3 +307,21 @@ def test_a_task_criterion_is_proposed_only_on_a_metric_named_as_a_similarity(tmp
         else:
             assert "the task criterion is the owner's to write" in output
             assert "proposes values to review" not in output.split("no declared BF16")[1].split("[")[0]
+
+
+def test_a_revision_that_maps_the_cache_check_onto_the_last_bucket_proposes_one_that_tests(tmp_path: Path) -> None:
+    """A fifth review: the bucket ladder mapped [[2, 20], [1, 30]] to [[1, 32], [2, 32]] and the
+    check of [2, 20] to [2, 32], the last shape: a check that tests nothing, which the revised
+    plan then held as compatible."""
+    plan = _plan(
+        tmp_path,
+        "tiny_encoder",
+        lambda t: t.replace("shapes = [[1, 16], [1, 32], [2, 16]]", "shapes = [[2, 20], [1, 30]]").replace(
+            "cache_checks = [[1, 16]]", "cache_checks = [[2, 20]]"
+        ),
+    )
+    revised = tmp_path / "revised.toml"
+    _check(plan, "neuron", revised)
+    matrix = tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]
+    assert matrix["cache_checks"] and matrix["cache_checks"][0] != matrix["shapes"][-1], matrix
+    assert "tests no cache" not in _check(revised, "neuron")[1]

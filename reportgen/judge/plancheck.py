@@ -485,30 +485,32 @@ def check_cache_check(ctx: Context) -> list[Finding]:
     # run/cells.idle_repeat, which skips the others).
     useful = _tested(shapes, _graph_of(ctx))
     idle = [c for c in checks if c in shapes and c not in useful]
-    if ctx.compiled and len(shapes) >= 2 and idle:
+    if ctx.compiled and idle:
         testing = [c for c in checks if c in useful]  # checks that do test the cache
         earlier = min(useful, key=lambda s: (s[0] * s[1], s)) if useful else None
-        return [
-            _finding(
-                ctx,
-                "recompile-per-shape",
-                "note",
-                f"the cache check of {listed(str(list(c)) for c in idle)} tests no cache",
-                "The collector runs the repeats after the last shape of the matrix and skips one with no other graph compiled after its own shape"
-                + (
-                    " (in a generation plan, another bucket a request is padded to)"
-                    if ctx.plan.generation is not None
-                    else ""
-                )
-                + ": a repeat straight after its own graph shows only that the graph just compiled is reused.",
-                f"Drop it: the cache check of {list(testing[0])} tests the cache."
-                if testing
-                else f"Repeat a shape with another graph after it, e.g. {list(earlier)}."
-                if earlier
-                else "Plan another shape after the one repeated.",
-                key="matrix.cache_checks",
+        title = f"the cache check of {listed(str(list(c)) for c in idle)} tests no cache"
+        detail = (
+            "The collector runs the repeats after the last shape of the matrix and skips one with no other graph compiled after its own shape"
+            + (
+                " (in a generation plan, another bucket a request is padded to)"
+                if ctx.plan.generation is not None
+                else ""
             )
-        ]
+            + ": a repeat straight after its own graph shows only that the graph just compiled is reused."
+        )
+        if testing:  # another check tests the cache: this one only costs a cell
+            first = f"Drop it: the cache check of {list(testing[0])} tests the cache."
+            return [_finding(ctx, "recompile-per-shape", "note", title, detail, first, key="matrix.cache_checks")]
+        if earlier is None:  # one graph in the matrix (or every shape mapped to one bucket)
+            detail += " With one graph in the matrix no repeat can test the cache."
+            first = "Plan another shape after the one repeated."
+            return [_finding(ctx, "recompile-per-shape", "note", title, detail, first, key="matrix.cache_checks")]
+        # Every check idle: the run holds no cache check at all, as a plan that declares none.
+        ctx.revised["matrix"]["cache_checks"] = [list(earlier)]
+        first = f"Repeat {list(earlier)} instead (a shape with another graph after it; the collector repeats it after the last shape)."
+        if _dynamic_served(ctx):  # not the static-shape rule, as for a missing check
+            return [Finding("recompile-per-shape", "revise", title, detail, first, "", "", key="matrix.cache_checks")]
+        return [_finding(ctx, "recompile-per-shape", "revise", title, detail, first, key="matrix.cache_checks")]
     if not ctx.compiled or len(shapes) < 2 or checks:
         return []
     # The collector repeats after the matrix's last shape: the smallest with another graph after it.
