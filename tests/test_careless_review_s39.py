@@ -173,3 +173,29 @@ def test_the_next_step_names_the_report_command_with_its_log_and_out(
     page = (tmp_path / "pages" / "report.md").read_text(encoding="utf-8")
     assert "then run `reportgen report runs/a/events.jsonl --out pages` again" in page
     assert str(tmp_path) not in page
+
+
+def test_a_report_into_a_linked_folder_works_and_a_refused_command_leaves_the_holders_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review of the lock: a --out that is a link to a folder was refused ("Not a directory";
+    it worked before and a site still takes it); and a command refused the lock removed the
+    folder the holder had just made for itself, when it had found it missing a moment before."""
+    import reportgen.storage.local as local
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    done = CliRunner().invoke(main, ["report", str(SAMPLE), "--out", str(tmp_path / "link")])
+    assert done.exit_code == 0, done.output
+    assert (real / "report.html").is_file()
+    out = tmp_path / "out"
+    with local.folder_lock(out):  # the holder made out
+        monkeypatch.setattr(local, "_first_missing", lambda path: path)  # missing when the other looked
+        for lock in (local.folder_lock, local.output_lock):
+            try:
+                with lock(out):
+                    raise AssertionError("the folder is held")
+            except local.OutputBusy:
+                pass
+            assert out.is_dir(), lock.__name__

@@ -643,8 +643,10 @@ BUSY = "is being written by another command now"
 
 def _hold_folder(out_dir: Path, fcntl: Any) -> int:
     """A descriptor of the folder ``out_dir`` holding its exclusive lock (-1 where the folder
-    cannot be opened); OutputBusy at once where another command holds it."""
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    cannot be opened); OutputBusy at once where another command holds it. A --out that is a
+    link to a folder is that folder, as the writes have always taken it: the lock is the
+    folder's."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(out_dir, flags)
     except OSError:
