@@ -603,12 +603,18 @@ def _sbatch(
         return 0, {}, {}
     jobs: dict[int, str] = {}
     refused: dict[int, str] = {}
-    for sub in subs:
+    for at, sub in enumerate(subs):
         code, job = slurm.submit(files.wrapper, options(sub))
         if code:
             _print(f"campaign: {sub.what}: {job}", file=sys.stderr)
             refused.update(dict.fromkeys(sub.indexes, " ".join(job.split())))  # one line
-            if code == slurm.INTERRUPTED:  # no further sbatch: what this one did is recorded as unsure
+            if code == slurm.INTERRUPTED:
+                # No further sbatch: what this one did is recorded as unsure, and the groups never
+                # given to sbatch as not submitted, so that resume sends them (and them alone).
+                for later in subs[at + 1 :]:
+                    refused.update(
+                        dict.fromkeys(later.indexes, "not submitted: interrupted (Ctrl-C) before sbatch ran for them")
+                    )
                 return slurm.INTERRUPTED, jobs, refused
             continue
         jobs.update(dict.fromkeys(sub.indexes, job))

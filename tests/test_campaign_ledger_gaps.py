@@ -511,10 +511,20 @@ def test_ctrl_c_while_sbatch_runs_is_one_line_and_records_that_it_may_have_queue
     assert len(ran) == 1, "no further sbatch after Ctrl-C"
     assert not calls.exists()
     recorded = json.loads((tmp_path / "nightly.submission").read_text())
-    reasons = {item["reason"] for sub in recorded["submissions"] for item in sub["refused"]}
-    assert reasons and all("may have queued the job" in why for why in reasons), recorded
-    assert "may be queued though sbatch failed (it timed out or was stopped)" in err
+    reasons = {tuple(item["tasks"]): item["reason"] for sub in recorded["submissions"] for item in sub["refused"]}
+    # The group sbatch was running for may be queued; the group never given to it is not.
+    assert len(reasons) == 2, recorded
+    asked, never = sorted(reasons, key=lambda tasks: "may have queued" not in reasons[tasks])
+    assert "may have queued the job" in reasons[asked] and "before sbatch ran" in reasons[never], reasons
+    assert "1 of 2 task(s) may be queued though sbatch failed (it timed out or was stopped)" in err
+    assert "1 of 2 task(s) not submitted" in err
+    # resume sends the group never given to sbatch, and it alone.
+    monkeypatch.undo()
+    calls = _sbatch(tmp_path, monkeypatch)
+    assert main(["resume", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
+    assert len(calls.read_text().splitlines()) == 1
     # Anywhere else, Ctrl-C is one line and 130 too.
+    capsys.readouterr()
     monkeypatch.setattr("campaign.__main__._main", lambda argv: (_ for _ in ()).throw(KeyboardInterrupt))
     assert main(["status", str(campaign)]) == 130
     assert capsys.readouterr().err == "campaign: interrupted\n"
