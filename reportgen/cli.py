@@ -608,7 +608,8 @@ ANNOTATE_HELP = """Write an annotations.toml skeleton for a run's failed cells, 
 One [[explain]] entry per group of failed cells that share mode, dtype and where the log says
 the mismatches lie; each explanation is prefilled with the measured facts, and no entry has a
 verdict. The file goes next to the log (or to --out) and an existing file is never replaced
-unless --force is given. When an annotations.toml already sits next to the log, write beside it
+unless --force is given; a file that reads as a JSON-lines log (a run's events.jsonl) is never
+replaced, --force or not. When an annotations.toml already sits next to the log, write beside it
 (--out annotations.new.toml): the new file holds only the failed cells it does not explain, to
 move into it. Edit it, then run `reportgen report` again. LOG is an events.jsonl file or its run folder.
 
@@ -616,7 +617,8 @@ move into it. Edit it, then run `reportgen report` again. LOG is an events.jsonl
 Exit codes:
   0  skeleton written (or no failed cell: nothing to write)
   1  the log is invalid, or the file cannot be written
-  2  usage error, or standard output cannot be written (a full disk; one line says so)
+  2  usage error (--out is the log annotated, or another file that reads as a log), or
+     standard output cannot be written (a full disk; one line says so)
   3  the file already exists and --force was not given (nothing written)
   141  standard output's reader went away (`| head`): the file is written
 \b
@@ -636,7 +638,7 @@ Example:
 @click.option(
     "--force",
     is_flag=True,
-    help="Replace an existing file: a regular file only; a link, folder, device or FIFO is refused (never written through).",
+    help="Replace an existing file: a regular file only; a link, folder, device or FIFO is refused (never written through), and so is a file that reads as a JSON-lines log (a run's events.jsonl).",
 )
 @_max_log_size
 @_follow_symlinks
