@@ -782,13 +782,18 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
                 )
         if not vacuous and (idle := idle_task(dtype, table, generation)) is not None:
             others = listed(deciding(dtype, table, generation))
+            # A lower precision needs a task criterion of its own (the seed): one that cannot fail
+            # is none, and is revised as a missing one is (leaving it out read exit 3, this exit 0).
+            own = dtype in LOW_PRECISION
             findings.append(
                 Finding(
                     "criterion-idle",
-                    "note",
+                    "revise" if own else "note",
                     f"the {dtype} task criterion judges nothing",
-                    f"{idle}: only the other parts of the criteria ({others}) decide these cells, and no task quality is established.",
-                    "Agree with the workload's owner a task threshold an output can fail, or leave the criterion out.",
+                    f"{idle}: only the other parts of the criteria ({others}) decide these cells, and no task quality is established"
+                    + (f"; {LOW_PRECISION[dtype]} needs a task criterion of its own." if own else "."),
+                    "Agree with the workload's owner a task threshold an output can fail"
+                    + ("." if own else ", or leave the criterion out."),
                     "",
                     "plan",
                     key=f"tolerances.{dtype}.task",

@@ -1,0 +1,37 @@
+"""plan-check against held-out plans, as a fifth review wrote them: a lower precision's task
+criterion that cannot fail, and what an inspection predicts for a plan's own dtypes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.test_plancheck_review_s38 import _check, _plan
+
+BF16 = """
+[tolerances.bfloat16]
+atol = 5e-2
+rtol = 5e-2
+task = { metric = "min_cosine_to_reference", op = ">=", threshold = THRESHOLD }
+"""
+
+
+def _bf16_plan(tmp_path: Path, threshold: str) -> Path:
+    def edit(text: str) -> str:
+        text = text.replace('dtypes = ["float32"]', 'dtypes = ["float32", "bfloat16"]')
+        head, tail = text.split("[timing]", 1)
+        return head + BF16.replace("THRESHOLD", threshold) + "\n[timing]" + tail
+
+    return _plan(tmp_path, "tiny_encoder", edit)
+
+
+def test_a_lower_precisions_task_criterion_that_cannot_fail_is_revised_as_a_missing_one(tmp_path: Path) -> None:
+    """A cosine of at least -1 holds for any output: it read 'compatible' (exit 0, a note) while
+    leaving the criterion out, as the note advised, read exit 3. BF16 needs a task criterion of
+    its own (the seed): one that cannot fail is none."""
+    code, output = _check(_bf16_plan(tmp_path, "-1"), "neuron")
+    assert code == 3 and "[REVISE] the bfloat16 task criterion judges nothing" in output, output
+    assert "or leave the criterion out" not in output
+    sound = tmp_path / "sound"
+    sound.mkdir()
+    code, output = _check(_bf16_plan(sound, "0.99"), "neuron")
+    assert "bfloat16 task criterion" not in output, output
