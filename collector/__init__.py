@@ -90,7 +90,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # warm series whose loop's CPU wait it recorded but could not read as unclassified, records
 # integer inputs at the model's call without setting dispatch modes aside inside a timed first
 # call, names a misspelled required option, and runs inspect with a cache folder of its own;
-# 0.29.0 tells a Ctrl-C while its modules load in one line (exit 130);
+# 0.29.0 tells a Ctrl-C while its modules load in one line (exit 130), and inspects a graph with
+# the model and inputs cast to a planned dtype, as a cell runs them;
 # change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.29.0"

@@ -178,10 +178,18 @@ def inspect_plan(plan: Any, out: Path) -> None:
 
     from collector import __version__
     from collector.eventlog import EventLog
-    from collector.workload import build_model, load_workload
+    from collector.workload import DTYPES, build_model, load_workload
 
     workload = load_workload(plan)
+    # The model and its floating inputs in a dtype the plan's cells run in, as the run casts them
+    # (cells.py, cast_inputs): float64 where a cell runs in it, else the plan's first. A
+    # make_inputs that returns float64, or a float64 parameter, in a float32-only plan is no
+    # float64 the device ever computes (it read as such, and plan-check asked for a revision).
+    dtypes = list(dict.fromkeys(c.dtype for c in plan.cells))
+    dtype = DTYPES["float64" if "float64" in dtypes else dtypes[0]] if dtypes else None
     model = build_model(workload)
+    if dtype is not None:
+        model = model.to(dtype=dtype)
     shapes = shapes_of(plan)
     # Written beside --out under another name and given its name only once whole: an inspection
     # interrupted (Ctrl-C) or failed part-way leaves nothing that plan-check would read as one.
@@ -208,7 +216,7 @@ def inspect_plan(plan: Any, out: Path) -> None:
                 file=sys.stderr,
                 flush=True,
             )
-            log.write("inspection", **inspect_shape(workload, model, batch, length, layout))
+            log.write("inspection", **inspect_shape(workload, model, batch, length, layout, dtype))
             done += 1
         log.write("inspection_end", shapes_planned=len(shapes), shapes_inspected=done)
         log.close()
@@ -227,11 +235,13 @@ def inspect_plan(plan: Any, out: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
-def inspect_shape(workload: Any, model: Any, batch: int, length: int, layout: str) -> dict[str, Any]:
+def inspect_shape(workload: Any, model: Any, batch: int, length: int, layout: str, dtype: Any = None) -> dict[str, Any]:
+    """One shape's graph facts; ``dtype``: the floating dtype its inputs are cast to, as a cell's
+    are (None: as make_inputs returns them)."""
     import torch
 
     from collector.compare import describe_input
-    from collector.workload import check_inputs
+    from collector.workload import cast_inputs, check_inputs
 
     fields: dict[str, Any] = {
         "shape": f"b{batch}-l{length}-{layout}",
@@ -242,6 +252,8 @@ def inspect_shape(workload: Any, model: Any, batch: int, length: int, layout: st
     fields["capture"] = "torch.export (non-strict), ATen before decompositions"
     try:
         inputs = check_inputs(workload, workload.make_inputs(batch, length, layout))
+        if dtype is not None:
+            inputs = cast_inputs(inputs, dtype)
     except Exception as exc:  # this shape has nothing to capture; the others go on
         fields["capture_failure"] = f"make_inputs raised {_short(exc)}"
         fields["breaks_failure"] = "no inputs"

@@ -36,7 +36,10 @@ def _inspect(plan: Path, out: Path) -> Path:
 def test_a_float64_buffer_and_an_int64_input_beyond_int32_become_plan_check_findings(tmp_path: Path) -> None:
     log = read_inspection(_inspect(WIDE, tmp_path / "wide.jsonl"))
     (shape,) = log.shapes
-    assert ("buffer", "scale") in {(t.where, t.name) for t in shape.float64}
+    # The run casts the model to its cells' dtype (float32 here): the float64 buffer is float32
+    # there, and was listed as float64 (plan-check then asked to revise a plan that never
+    # computes it). The product the model computes in float64 stays.
+    assert ("buffer", "scale") not in {(t.where, t.name) for t in shape.float64}
     assert any(t.where == "graph" and "aten::mul" in t.name for t in shape.float64)  # the product computed in float64
     (ids,) = shape.int64_beyond_int32
     assert (ids.where, ids.name) == ("input", "ids") and ids.min is not None and ids.min > 2**31
@@ -46,7 +49,7 @@ def test_a_float64_buffer_and_an_int64_input_beyond_int32_become_plan_check_find
     assert by_id["int64-as-int32"].severity == "block" and "int64 input ids" in by_id["int64-as-int32"].title
     on_cpu = review_plan(WIDE, "cpu", log)  # the same graph: the CPU computes both widths
     assert not [f for f in on_cpu.findings if f.id in ("float64-as-float32", "int64-as-int32") and f.basis]
-    assert by_id["float64-as-float32"].severity == "revise" and "buffer scale" in by_id["float64-as-float32"].detail
+    assert by_id["float64-as-float32"].severity == "revise" and "aten::mul" in by_id["float64-as-float32"].detail
     assert review.classification == "blocked"
     # Without the inspection the plan alone says nothing of either.
     assert not {"float64-as-float32"} & {f.id for f in review_plan(WIDE, "neuron").findings}
@@ -541,3 +544,24 @@ def test_inspect_ends_in_one_line_on_a_read_only_or_full_folder_and_brings_its_o
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(user_setting)
     if said:
         assert len(err) == 1 and err[0].startswith(f"collector inspect: {said}") and "nothing was written" in err[0]
+
+
+def test_a_float32_plan_of_a_model_fed_float64_inputs_is_inspected_in_float32(tmp_path: Path) -> None:
+    """A review: the heat solver's make_inputs returns float64, which a float32 cell casts away
+    (its case_result logs u0 as float32); the inspection listed the input as float64 and
+    plan-check asked to revise a plan that never computes it."""
+    text = (REPO / "collector" / "workloads" / "heat_solver.toml").read_text(encoding="utf-8")
+    text = (
+        text.replace('requirements = ["requires_float64"]', "requirements = []")
+        .replace("shapes = [[1, 64], [4, 64], [1, 256], [4, 256]]", "shapes = [[1, 64]]")
+        .replace('dtypes = ["float64"]', 'dtypes = ["float32"]')
+        .replace('layouts = ["contiguous", "noncontiguous"]', 'layouts = ["contiguous"]')
+        .replace("cache_checks = [[1, 64]]\n", "")
+        .replace("[tolerances.float64]", "[tolerances.float32]")
+        .replace('module = "heat_solver.py"', f'module = "{REPO / "collector" / "workloads" / "heat_solver.py"}"')
+    )
+    plan = tmp_path / "heat32.toml"
+    plan.write_text(text, encoding="utf-8")
+    log = read_inspection(_inspect(plan, tmp_path / "heat32.jsonl"))
+    (shape,) = log.shapes
+    assert not [t for t in shape.float64 if t.where in ("input", "parameter", "buffer")], shape.float64
