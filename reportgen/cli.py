@@ -1397,6 +1397,9 @@ def plan_check(
             left = [
                 f for f in (again.findings if again else []) if f.severity != "note" and f.id != "proposals-pending"
             ]
+            # The inspection is of the plan given, not of the revision: what it predicted (a float64
+            # value the graph computes, an int64 id beyond int32) the revision does not change.
+            left += [f for f in review.findings if f.basis == plancheck.PREDICTED and f.severity != "note"]
             for finding in left:
                 where = f" ({finding.key})" if finding.key else ""
                 echo(f"  not revised, for the owner to write: {finding.title}{where}", err=True)

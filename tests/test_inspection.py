@@ -432,6 +432,11 @@ def test_a_graph_that_cannot_be_exported_is_recorded_without_its_partial_graph_o
     assert shape.capture_failure and "data-dependent" in shape.capture_failure
     err = capfd.readouterr().err
     assert "def forward" not in err and "Unable to find user code" not in err, err[:2000]
+    # What the graph holds is not known, not none (a review: "0 float64 tensor(s)").
+    result = CliRunner().invoke(
+        reportgen, ["plan-check", str(plan), "--inspection", str(tmp_path / "branching.jsonl"), "--target", "neuron"]
+    )
+    assert "not known in the graph (not captured); outside it 0 float64 tensor(s)" in result.output, result.output
 
 
 def test_a_generation_plan_is_not_inspected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -565,3 +570,20 @@ def test_a_float32_plan_of_a_model_fed_float64_inputs_is_inspected_in_float32(tm
     log = read_inspection(_inspect(plan, tmp_path / "heat32.jsonl"))
     (shape,) = log.shapes
     assert not [t for t in shape.float64 if t.where in ("input", "parameter", "buffer")], shape.float64
+
+
+def test_a_revision_names_what_the_inspection_predicted_as_left_for_the_owner(tmp_path: Path) -> None:
+    """With --inspection, --write-revised printed "wrote FILE" alone where every finding came from
+    the inspection: the revised plan, checked again with it, had the same finding to revise."""
+    module = (REPO / "tests" / "workloads" / "wide.py").read_text(encoding="utf-8")
+    (tmp_path / "wide.py").write_text(
+        module.replace("HASH_BASE = 97, 8, 2**40", "HASH_BASE = 97, 8, 0"), encoding="utf-8"
+    )
+    plan = tmp_path / "wide.toml"
+    plan.write_text(WIDE.read_text(encoding="utf-8"), encoding="utf-8")
+    assert "TABLE, WIDTH, HASH_BASE = 97, 8, 0" in (tmp_path / "wide.py").read_text(encoding="utf-8")
+    inspection = _inspect(plan, tmp_path / "wide.jsonl")
+    args = ["plan-check", str(plan), "--inspection", str(inspection), "--target", "neuron"]
+    result = CliRunner().invoke(reportgen, [*args, "--write-revised", str(tmp_path / "revised.toml")])
+    assert result.exit_code == 3, result.output
+    assert "not revised, for the owner to write: the graph holds float64" in result.output, result.output

@@ -1842,7 +1842,13 @@ def shape_summary(s: Any) -> str:
     layouts = ", ".join(
         f"{i.name} {i.dtype}{list(i.shape)} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in s.inputs
     )
-    return f"{s.shape}: {ops}; {breaks}; {len(s.float64)} float64 tensor(s); {len(s.int64_beyond_int32)} int64 tensor(s) beyond int32; inputs {layouts}"
+    # A graph not captured was not looked through: its values are not known, not none (the
+    # tensors outside it, parameters, buffers and inputs, were counted all the same).
+    counted = "not known in the graph (not captured); outside it " if s.capture_failure else ""
+    return (
+        f"{s.shape}: {ops}; {breaks}; {counted}{len(s.float64)} float64 tensor(s); "
+        f"{len(s.int64_beyond_int32)} int64 tensor(s) beyond int32; inputs {layouts}"
+    )
 
 
 def _predicted(ctx: Context, cid: str, severity: str, title: str, detail: str, first: str) -> Finding:
