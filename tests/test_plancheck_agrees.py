@@ -237,7 +237,7 @@ def test_each_finding_names_the_plan_key_and_its_line() -> None:
     review = review_plan(plan, "neuron")
     lines = plan.read_text(encoding="utf-8").splitlines()
     by_title = {f.title: f for f in review.findings}
-    expected = by_title["expects 1 compilation(s) for 3 shapes"]
+    expected = by_title["expects 1 compilation(s) for 3 shapes once padded to the buckets"]
     assert expected.key == "workload.expected_compilations" and expected.line is not None
     assert lines[expected.line - 1].startswith("expected_compilations")
     assert all(f.key for f in review.findings), [f.title for f in review.findings if not f.key]

@@ -35,3 +35,37 @@ def test_a_lower_precisions_task_criterion_that_cannot_fail_is_revised_as_a_miss
     sound.mkdir()
     code, output = _check(_bf16_plan(sound, "0.99"), "neuron")
     assert "bfloat16 task criterion" not in output, output
+
+
+def test_a_bf16_training_plan_that_declares_its_loss_tolerance_is_told_only_the_gradient_is_missing(
+    tmp_path: Path,
+) -> None:
+    """The title said "no declared BF16 loss and gradient tolerances" where the plan declared the
+    loss tolerance (the revision kept it)."""
+
+    def edit(text: str) -> str:
+        text = text.replace('dtypes = ["float32"]', 'dtypes = ["float32", "bfloat16"]')
+        head, tail = text.split("[timing]", 1)
+        return (
+            head
+            + "[tolerances.bfloat16]\natol = 5e-2\nrtol = 5e-2\nloss = { atol = 1e-2, rtol = 1e-2 }\n\n[timing]"
+            + tail
+        )
+
+    code, output = _check(_plan(tmp_path, "tiny_classifier", edit), "neuron")
+    assert "[REVISE] no declared BF16 gradient tolerance" in output, output
+    assert "loss and gradient tolerances" not in output.split("\n", 2)[1]
+
+
+def test_a_compilation_count_over_proposed_buckets_says_so(tmp_path: Path) -> None:
+    """'expects 1 compilation(s) for 2 shapes' beside a plan of three: the count was of the shapes
+    the proposed ladder pads them to."""
+
+    def edit(text: str) -> str:
+        text = text.replace("shapes = [[1, 16], [1, 32], [2, 16]]", "shapes = [[1, 16], [1, 20], [1, 30]]")
+        return text.replace("[matrix]", "[matrix]", 1).replace(
+            "requirements = []", "requirements = []\nexpected_compilations = 1", 1
+        )
+
+    code, output = _check(_plan(tmp_path, "tiny_encoder", edit), "neuron")
+    assert "expects 1 compilation(s) for 2 shapes once padded to the buckets" in output, output

@@ -434,7 +434,10 @@ def check_expected_compilations(ctx: Context) -> list[Finding]:
         title = f"expects {expected} compilation(s) for {needed - 1} prefill bucket(s) and one decode graph"
         first = f"Expect at least {needed} compilations per dtype and layout (one prefill graph per bucket served, one decode graph) and verify them with the compile and cache-check cells."
     else:
-        title = f"expects {expected} compilation(s) for {len(shapes)} shapes"
+        planned = {tuple(s) for s in ctx.checked["matrix"].get("shapes", [])}
+        # Counted on the revision's shapes (lengths padded to a proposed ladder), said so.
+        padded = " once padded to the buckets" if planned != shapes else ""
+        title = f"expects {expected} compilation(s) for {len(shapes)} shapes{padded}"
         first = f"Expect at least one compilation per shape ({len(shapes)} per dtype and layout) and verify it with the compile and cache-check cells."
     return [
         _finding(
@@ -847,7 +850,15 @@ def _low_precision_criteria(ctx: Context, tolerances: dict[str, Any], dtype: str
     lacking = [
         *(["tolerance"] if "atol" in missing or "rtol" in missing else []),
         *(["task criterion"] if "task" in missing else []),
-        *(["loss and gradient tolerances"] if "loss" in missing or "grad" in missing else []),
+        *(
+            [
+                " and ".join(n for k, n in (("loss", "loss"), ("grad", "gradient")) if k in missing)
+                + " tolerance"
+                + ("s" if "loss" in missing and "grad" in missing else "")
+            ]
+            if "loss" in missing or "grad" in missing
+            else []
+        ),
     ]
     criteria = "tolerance and loss and gradient tolerances" if training else "tolerance and task criterion"
     return _finding(
