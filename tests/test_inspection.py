@@ -587,3 +587,22 @@ def test_a_revision_names_what_the_inspection_predicted_as_left_for_the_owner(tm
     result = CliRunner().invoke(reportgen, [*args, "--write-revised", str(tmp_path / "revised.toml")])
     assert result.exit_code == 3, result.output
     assert "not revised, for the owner to write: the graph holds float64" in result.output, result.output
+
+
+def test_a_non_contiguous_layout_built_contiguous_is_predicted_untested(tmp_path: Path) -> None:
+    """A review: make_inputs returned contiguous tensors for every layout; plan-check said "the
+    plan already runs the non-contiguous layout" and the run then reported those cells untested
+    (layout not achieved)."""
+    module = (REPO / "tests" / "workloads" / "wide.py").read_text(encoding="utf-8")
+    (tmp_path / "wide.py").write_text(module, encoding="utf-8")
+    plan = tmp_path / "wide.toml"
+    plan.write_text(
+        WIDE.read_text(encoding="utf-8").replace(
+            'layouts = ["contiguous"]', 'layouts = ["contiguous", "noncontiguous"]'
+        ),
+        encoding="utf-8",
+    )
+    log = read_inspection(_inspect(plan, tmp_path / "wide.jsonl"))
+    found = [f for f in review_plan(plan, "cpu", log).findings if f.id == "layout-as-built"]
+    assert [f.title for f in found] == ["make_inputs builds only contiguous inputs for the non-contiguous layout"]
+    assert found[0].severity == "revise" and found[0].basis == PREDICTED and "b1-l4-noncontiguous" in found[0].detail

@@ -2057,21 +2057,41 @@ def _operator_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
 
 
 def _layout_findings(log: InspectionLog) -> list[Finding]:
+    findings = []
     off = [(s.shape, i.name) for s in log.shapes if s.layout == "contiguous" for i in s.inputs if i.contiguous is False]
-    if not off:
-        return []
-    return [
-        Finding(
-            "layout-as-built",
-            "revise",
-            "make_inputs builds non-contiguous inputs for the contiguous layout",
-            f"As built: {listed(f'{name} at {shape}' for shape, name in off)}. The contiguous cells would not test a contiguous layout.",
-            "Make the contiguous layout's inputs contiguous in make_inputs.",
-            "",
-            "inspection",
-            PREDICTED,
+    if off:
+        findings.append(
+            Finding(
+                "layout-as-built",
+                "revise",
+                "make_inputs builds non-contiguous inputs for the contiguous layout",
+                f"As built: {listed(f'{name} at {shape}' for shape, name in off)}. The contiguous cells would not test a contiguous layout.",
+                "Make the contiguous layout's inputs contiguous in make_inputs.",
+                "",
+                "inspection",
+                PREDICTED,
+            )
         )
+    # The other way: a non-contiguous layout whose inputs are all contiguous as built tests no
+    # other layout (the run's cells read 'layout not achieved', untested).
+    plain = [
+        s.shape for s in log.shapes if s.layout == "noncontiguous" and s.inputs and all(i.contiguous for i in s.inputs)
     ]
+    if plain:
+        findings.append(
+            Finding(
+                "layout-as-built",
+                "revise",
+                "make_inputs builds only contiguous inputs for the non-contiguous layout",
+                f"As built at {listed(plain)}, every input is contiguous: the non-contiguous cells would test the contiguous "
+                "layout again, and the run would report them untested (layout not achieved).",
+                "Make make_inputs return the layout it is asked for (a slice, a transpose, channels_last) for 'noncontiguous'.",
+                "",
+                "inspection",
+                PREDICTED,
+            )
+        )
+    return findings
 
 
 def write_revised(review: PlanReview, original: Path, out: Path) -> None:
