@@ -69,3 +69,27 @@ def test_a_compilation_count_over_proposed_buckets_says_so(tmp_path: Path) -> No
 
     code, output = _check(_plan(tmp_path, "tiny_encoder", edit), "neuron")
     assert "expects 1 compilation(s) for 2 shapes once padded to the buckets" in output, output
+
+
+def test_a_declared_bucket_no_cell_tests_is_named_and_the_largest_added(tmp_path: Path) -> None:
+    """A review: buckets [16, 32, 64] with every shape at 16 read 'compatible, no findings'; the
+    largest bucket, the real maximum request shape the service compiles, was never tested."""
+    import tomllib
+
+    def edit(text: str) -> str:
+        text = text.replace("shapes = [[1, 16], [1, 32], [2, 16]]", "shapes = [[1, 16], [4, 16]]")
+        return text.replace("buckets = [16, 32]", "buckets = [16, 32, 64]").replace(
+            "longer than 32 tokens", "longer than 64 tokens"
+        )
+
+    plan = _plan(tmp_path, "tiny_encoder", edit)
+    assert "buckets = [16, 32, 64]" in plan.read_text(encoding="utf-8")
+    revised = tmp_path / "revised.toml"
+    code, output = _check(plan, "neuron", revised)
+    assert code == 3 and "[REVISE] the largest declared bucket (64) is never tested" in output, output
+    assert "(nor to [32])" in output
+    assert [1, 64] in tomllib.loads(revised.read_text(encoding="utf-8"))["matrix"]["shapes"]
+    # Every bucket tested: no such finding.
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    assert "never tested" not in _check(_plan(whole, "tiny_encoder"), "neuron")[1]

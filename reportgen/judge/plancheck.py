@@ -296,6 +296,49 @@ def _map_lengths(ctx: Context, mapping: dict[int, int]) -> None:
             matrix[key] = [list(shape) for shape in sorted(seen)]
 
 
+def _untested_buckets(ctx: Context, declared: list[int], rejects: bool) -> list[int]:
+    """The declared buckets no length of the (revised) matrix pads to, in an inference plan
+    (a generation plan's requests are routed by the collector, judged apart)."""
+    if "generation" in ctx.checked:
+        return []
+    tested = {length for _, length in ctx.revised["matrix"].get("shapes", [])}
+    return [b for b in declared if b not in tested]
+
+
+def _untested_buckets_finding(ctx: Context, declared: list[int], untested: list[int]) -> Finding:
+    """Buckets the service serves that no cell tests: the largest, the real maximum request
+    shape, is added to the revised matrix (at the first planned batch); the others are named."""
+    largest = declared[-1]
+    served = [b for b in declared if b not in untested]
+    if largest not in untested or not served:
+        # Where no planned length is served at all (every one above the ladder, refused), the
+        # matrix is the owner's to write: nothing is tested in place of what they planned.
+        return _finding(
+            ctx,
+            "recompile-per-shape",
+            "note",
+            f"the declared bucket(s) {bracketed(untested)} are never tested",
+            f"No planned length pads to {bracketed(untested)}: requests the service pads there compile graphs this run neither compiles nor checks.",
+            f"Add a shape at {bracketed(untested)} where those requests matter, with a cache check.",
+            key="padding.buckets",
+        )
+    shapes = ctx.revised["matrix"].setdefault("shapes", [])
+    batch = shapes[0][0] if shapes else 1
+    shapes.append([batch, largest])
+    others = [b for b in untested if b != largest]
+    return _finding(
+        ctx,
+        "recompile-per-shape",
+        "revise",
+        f"the largest declared bucket ({largest}) is never tested",
+        f"No planned length pads to {largest}, the real maximum request shape the service compiles"
+        + (f" (nor to {bracketed(others)})" if others else "")
+        + ": its graph, the largest and the one most likely to fail to compile or to fit, would first meet the device in service.",
+        f"Add [{batch}, {largest}] to the matrix (the revised plan does).",
+        key="padding.buckets",
+    )
+
+
 def check_buckets(ctx: Context) -> list[Finding]:
     """A declared ladder is used as declared; without one, variable lengths get a proposed ladder."""
     if not ctx.compiled or not _variable_lengths(ctx):
@@ -370,6 +413,9 @@ def check_buckets(ctx: Context) -> list[Finding]:
                     f"Test the padded lengths {bracketed(sorted(set(padded.values())))} (pad masks identically), then plan compile and cache checks per bucket.",
                 )
             )
+        untested = _untested_buckets(ctx, declared, rejects)
+        if untested:
+            findings.append(_untested_buckets_finding(ctx, declared, untested))
         if above and policy and not policy.startswith(planschema.UNDECIDED):
             findings.append(
                 _finding(
