@@ -52,10 +52,10 @@ FORMATTING = {
     ("reportgen.judge.localization", "ratio_text"),  # a ratio to the allowance: '1.5', 'not finite', 'not measured'
     ("reportgen.judge.disposition", "scope_label"),  # a cell's planned shape: '(2, 16) repeat (cache check)'
     ("reportgen.judge.comparison", "compile_cost_text"),  # the judged compile medians, one phrase a cache outcome
-    ("reportgen.judge.intervals", "estimate_text"),  # a ratio with the digits to read inside its interval
-    ("reportgen.judge.intervals", "interval_text"),  # an interval's two ends, told apart
-    ("reportgen.judge.intervals", "ratio_number"),  # a ratio as a figure, or 'out of range'
-    ("reportgen.judge.intervals", "export_ratio"),  # the same for the exports: the figure, or None
+    ("reportgen.judge.ratio_words", "estimate_text"),  # a ratio with the digits to read inside its interval
+    ("reportgen.judge.ratio_words", "interval_text"),  # an interval's two ends, told apart
+    ("reportgen.judge.ratio_words", "ratio_number"),  # a ratio as a figure, or 'out of range'
+    ("reportgen.judge.ratio_words", "export_ratio"),  # the same for the exports: the figure, or None
     ("reportgen.judge.backend_docs", "version_keys"),  # which package versions a page lists (the constraint files')
 }
 ALLOWED = DATA | FORMATTING
