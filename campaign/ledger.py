@@ -265,10 +265,28 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
     )
 
 
+# A task record is a few hundred bytes, and each of its texts short: task.sh writes a host name,
+# a job id, two timestamps, a log's file name and the run folders made. Longer is no record
+# task.sh wrote (a 15 MB node name, hard-linked 200 times, took a site build to 12 GB).
+MAX_RECORD_BYTES = 64 << 10
+MAX_TEXT = {"attempt": 100, "node": 255, "job_id": 255, "started": 64, "ended": 64, "log": 255}
+MAX_RUNS = 64  # run folders one attempt names
+MAX_RUN_NAME = 255
+
+
+def _text(raw: dict[str, Any], key: str) -> str:
+    text = str(raw[key])
+    if len(text) > MAX_TEXT[key]:
+        raise ValueError(f"{key} is longer than {MAX_TEXT[key]} characters")
+    return text
+
+
 def _attempt(name: str, data: bytes | None) -> Attempt | None:
     if data is None:
         return None
     try:
+        if len(data) > MAX_RECORD_BYTES:
+            raise ValueError(f"{len(data):,} bytes, more than a record holds ({MAX_RECORD_BYTES:,})")
         raw = strict_json(data)
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
@@ -276,17 +294,17 @@ def _attempt(name: str, data: bytes | None) -> Attempt | None:
             raise ValueError(f"state {raw['state']!r:.60} is none of {', '.join(RECORDED_STATES)}")
         return Attempt(
             task=whole_number(raw["task"], "task", MAX_INDEX),
-            attempt=str(raw["attempt"]),
+            attempt=_text(raw, "attempt"),
             submission=whole_number(raw["submission"], "submission", MAX_INDEX),
             restart=whole_number(raw["restart"], "restart", MAX_INDEX),
             state=raw["state"],
             exit_code=None if raw["exit_code"] is None else whole_number(raw["exit_code"], "exit_code", MAX_INDEX),
-            node=str(raw["node"]),
-            job_id=str(raw["job_id"]),
-            started=str(raw["started"]),
-            ended=None if raw["ended"] is None else str(raw["ended"]),
-            runs=_names(raw["runs"], "runs"),
-            log=str(raw["log"]),
+            node=_text(raw, "node"),
+            job_id=_text(raw, "job_id"),
+            started=_text(raw, "started"),
+            ended=None if raw["ended"] is None else _text(raw, "ended"),
+            runs=_names(raw["runs"], "runs", MAX_RUNS, MAX_RUN_NAME),
+            log=_text(raw, "log"),
         )
     except READ_ERRORS as exc:
         raise LedgerError(f"tasks/{name}: not a task record ({exc})") from None
@@ -310,10 +328,15 @@ def deadline_seconds(value: Any) -> float:
     return value
 
 
-def _names(value: Any, key: str) -> tuple[str, ...]:
-    """A list of strings (a string is not one: it would read as its letters)."""
+def _names(value: Any, key: str, most: int | None = None, longest: int | None = None) -> tuple[str, ...]:
+    """A list of strings (a string is not one: it would read as its letters), of at most ``most``
+    strings of at most ``longest`` characters where given."""
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValueError(f"{key} is not a list of strings")
+    if most is not None and len(value) > most:
+        raise ValueError(f"{key} holds more than {most} names")
+    if longest is not None and any(len(item) > longest for item in value):
+        raise ValueError(f"{key} holds a name longer than {longest} characters")
     return tuple(value)
 
 

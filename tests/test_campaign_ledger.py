@@ -385,6 +385,11 @@ HOSTILE_LEDGERS: list[tuple[str, Callable[[Path], None], str]] = [
     ("record submission true", _edit_record(submission=True), "tasks/task-0.s1-r0.json: not a task record"),
     ("record runs a string", _edit_record(runs="abc"), "tasks/task-0.s1-r0.json: not a task record"),
     ("record nested too deep", _write("tasks/task-0.s1-r0.json", "[" * 100_000), "tasks/task-0.s1-r0.json: not a"),
+    # A 15 MB node name, hard-linked 200 times, took a site build to 12 GB and a 3 GB page.
+    ("record node of 300 characters", _edit_record(node="n" * 300), "tasks/task-0.s1-r0.json: not a task record"),
+    ("record log of 300 characters", _edit_record(log="l" * 300), "tasks/task-0.s1-r0.json: not a task record"),
+    ("record of 70 kB", _edit_record(extra=" " * 70_000), "tasks/task-0.s1-r0.json: not a task record"),
+    ("record of 100 runs", _edit_record(runs=[f"r{i}" for i in range(100)]), "tasks/task-0.s1-r0.json: not a"),
 ]
 
 
