@@ -270,8 +270,6 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
 # task.sh wrote (a 15 MB node name, hard-linked 200 times, took a site build to 12 GB).
 MAX_RECORD_BYTES = 64 << 10
 MAX_TEXT = {"attempt": 100, "node": 255, "job_id": 255, "started": 64, "ended": 64, "log": 255}
-MAX_RUNS = 64  # run folders one attempt names
-MAX_RUN_NAME = 255
 
 
 def _text(raw: dict[str, Any], key: str) -> str:
@@ -303,7 +301,7 @@ def _attempt(name: str, data: bytes | None) -> Attempt | None:
             job_id=_text(raw, "job_id"),
             started=_text(raw, "started"),
             ended=None if raw["ended"] is None else _text(raw, "ended"),
-            runs=_names(raw["runs"], "runs", MAX_RUNS, MAX_RUN_NAME),
+            runs=_names(raw["runs"], "runs"),  # each name is checked where it is looked for (unverified)
             log=_text(raw, "log"),
         )
     except READ_ERRORS as exc:
@@ -328,15 +326,10 @@ def deadline_seconds(value: Any) -> float:
     return value
 
 
-def _names(value: Any, key: str, most: int | None = None, longest: int | None = None) -> tuple[str, ...]:
-    """A list of strings (a string is not one: it would read as its letters), of at most ``most``
-    strings of at most ``longest`` characters where given."""
+def _names(value: Any, key: str) -> tuple[str, ...]:
+    """A list of strings (a string is not one: it would read as its letters)."""
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValueError(f"{key} is not a list of strings")
-    if most is not None and len(value) > most:
-        raise ValueError(f"{key} holds more than {most} names")
-    if longest is not None and any(len(item) > longest for item in value):
-        raise ValueError(f"{key} holds a name longer than {longest} characters")
     return tuple(value)
 
 
