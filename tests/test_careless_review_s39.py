@@ -199,3 +199,33 @@ def test_a_report_into_a_linked_folder_works_and_a_refused_command_leaves_the_ho
             except local.OutputBusy:
                 pass
             assert out.is_dir(), lock.__name__
+
+
+def test_a_report_never_reads_a_huge_file_its_record_names_into_memory(tmp_path: Path) -> None:
+    """A forged record naming report-summary.md beside a 2 GB sparse file of that name: the
+    report read it whole to hash it (2.1 GB of memory, 23 s). A file larger than any page a
+    report writes is left, unread: here under a 1.5 GB address-space limit."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    with open(out / "report-summary.md", "wb") as handle:
+        handle.truncate(2 << 30)
+    (out / ".reportgen-report.json").write_text('{"files":{"report-summary.md":"00"}}', encoding="utf-8")
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "reportgen", "report", str(SAMPLE), "--out", str(out), "--format", "html"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limited,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert os.path.getsize(out / "report-summary.md") == 2 << 30
+    assert "left " in done.stdout and "report-summary.md" in done.stdout

@@ -344,7 +344,7 @@ RECORD_NAME = ".reportgen-report.json"
 RECORD_MAX_BYTES = 64 * 1024
 
 
-def _regular_bytes(path: Path, limit: int | None = None) -> bytes | None:
+def _regular_bytes(path: Path, limit: int) -> bytes | None:
     """The bytes of a regular file (at most ``limit``); None for a link (never followed), anything
     else, a larger file, or one that cannot be read."""
     try:
@@ -355,15 +355,27 @@ def _regular_bytes(path: Path, limit: int | None = None) -> bytes | None:
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None
-            data = stream.read() if limit is None else stream.read(limit + 1)
+            data = stream.read(limit + 1)
         except OSError:
             return None
-    return None if limit is not None and len(data) > limit else data
+    return None if len(data) > limit else data
 
 
 def _sha256(path: Path) -> str | None:
-    data = _regular_bytes(path)
-    return None if data is None else hashlib.sha256(data).hexdigest()
+    """A regular file's sha256, read in pieces; None for anything else, or a file larger than any
+    page a report writes (MAX_PAGE_BYTES: it is then left, never read whole into memory)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as stream:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_PAGE_BYTES:
+                return None
+            return hashlib.file_digest(stream, "sha256").hexdigest()
+        except OSError:
+            return None
 
 
 def _recorded(out_dir: Path) -> dict[str, str]:
@@ -451,14 +463,16 @@ def _linked_elsewhere(out_dir: Path, names: list[str]) -> set[str]:
         pages = [e for e in os.scandir(out_dir) if e.name.endswith(".html") and e.name not in REPORT_FILES]
     except OSError:
         return linked
+    budget = MAX_PAGE_BYTES  # over every page: forty large pages took a report most of a minute
     for entry in pages:
         try:
             if not entry.is_file(follow_symlinks=False):
                 continue
-            with open_regular(entry.path, MAX_PAGE_BYTES, None) as stream:
+            with open_regular(entry.path, budget, None) as stream:
                 text = stream.read()
-        except Exception:  # unreadable or too big: keep every asset, as if it linked them all
+        except Exception:  # unreadable or past the budget: keep every asset, as if linked by all
             return set(names)
+        budget -= len(text)
         linked.update(name for name in names if f"{ASSETS_FOLDER}/{name}".encode() in text)
     return linked
 
