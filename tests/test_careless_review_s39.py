@@ -229,3 +229,13 @@ def test_a_report_never_reads_a_huge_file_its_record_names_into_memory(tmp_path:
     assert done.returncode == 0, done.stderr[-2000:]
     assert os.path.getsize(out / "report-summary.md") == 2 << 30
     assert "left " in done.stdout and "report-summary.md" in done.stdout
+
+
+def test_csv_exports_show_hidden_characters_as_every_page_does() -> None:
+    """details.csv and index.csv kept a log's raw ESC, BEL and U+202E: `cat details.csv` cleared
+    the terminal. Tabs and line breaks stay (quoted), as on the pages."""
+    from reportgen.render.templating import csv_text
+
+    text = csv_text([["AMD\u202eDCBA\x1b[2J\x07 =1+1", "two\nlines"]])
+    assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert text == 'AMD<U+202E>DCBA<U+001B>[2J<U+0007> =1+1,"two\nlines"\n'

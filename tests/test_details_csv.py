@@ -7,6 +7,8 @@ read back. A hostile case key, dtype, failure or warning cannot split a row or r
 
 from __future__ import annotations
 
+from collector.visible import visible
+
 import msgspec
 
 import csv
@@ -71,7 +73,7 @@ def test_csv_text_writes_what_csv_writer_writes_and_reads_back_as_the_fields(row
         row
         for row in rows
         if not any(
-            (isinstance(v, str) and ("\r" in v or v.startswith(FORMULA_START)))
+            (isinstance(v, str) and (visible(v) != v or v.startswith(FORMULA_START)))
             or (isinstance(v, float) and not math.isfinite(v))
             for v in row
         )
@@ -83,7 +85,7 @@ def test_csv_text_writes_what_csv_writer_writes_and_reads_back_as_the_fields(row
         [
             ""
             if v is None or (isinstance(v, float) and not math.isfinite(v))
-            else ("'" + v if v.startswith(FORMULA_START) else v)
+            else ("'" + visible(v) if visible(v).startswith(FORMULA_START) else visible(v))
             if isinstance(v, str)
             else str(v)
             for v in row
@@ -117,7 +119,7 @@ def test_a_hostile_case_failure_or_warning_cannot_split_a_row_or_run_as_a_formul
     rows = list(csv.reader(io.StringIO(_details_text(run), newline="")))
     assert len(rows) == len(cells) + 1 and all(len(row) == len(DETAIL_COLUMNS) for row in rows)
     failure, warnings = DETAIL_COLUMNS.index("failure"), DETAIL_COLUMNS.index("warnings")
-    assert rows[1][0] == '\'=HYPERLINK("http://x")' and rows[2][failure] == "run: Error: a\rb"
+    assert rows[1][0] == '\'=HYPERLINK("http://x")' and rows[2][failure] == "run: Error: a<U+000D>b"
     assert rows[3][warnings] == "@SUM(1)\n-2+3".replace("@", "'@", 1) and rows[4][4] == "'+float"
 
 

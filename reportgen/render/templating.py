@@ -314,13 +314,17 @@ _QUOTED = re.compile(r'[,"\r\n]')
 
 def csv_field(value: Any) -> str:
     """One field as csv.writer's minimal quoting writes it (None empty, a number as str gives it),
-    with two differences: a field with a bare carriage return is quoted too (csv.writer before
-    Python 3.11.9 leaves it bare when lines end in a newline, which splits the row), and text
-    that starts like a formula (FORMULA_START) takes a leading ', and a float that is not finite
-    is left empty, as the JSON exports write null (never inf or nan)."""
+    with these differences: every hidden character of a text but tabs and line feeds is shown as
+    <U+XXXX> (a carriage return too, which csv.writer before Python 3.11.9 left bare, splitting
+    the row); text that starts like a formula (FORMULA_START) takes a leading '; and a float
+    that is not finite is left empty, as the JSON exports write null (never inf or nan)."""
     if value is None:
         return ""
     if isinstance(value, str):
+        # Every hidden character but tabs and line breaks shown as <U+XXXX>, as on every page:
+        # an escape sequence, a bell or a right-to-left override from a log reached a terminal
+        # that `cat` showed the file in.
+        value = visible(value)
         text = "'" + value if value.startswith(FORMULA_START) else value
     elif type(value) is float and not math.isfinite(value):
         return ""
