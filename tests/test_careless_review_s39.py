@@ -239,3 +239,17 @@ def test_csv_exports_show_hidden_characters_as_every_page_does() -> None:
     text = csv_text([["AMD\u202eDCBA\x1b[2J\x07 =1+1", "two\nlines"]])
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
     assert text == 'AMD<U+202E>DCBA<U+001B>[2J<U+0007> =1+1,"two\nlines"\n'
+
+
+def test_markdown_from_a_log_decodes_no_character_reference() -> None:
+    """A failure message 'compile failed &rlm;&ZeroWidthSpace;&amp;lt;' reached report.md as is:
+    rendered, it held U+200F and U+200B (hidden) and '&amp;lt;' read '&lt;'. An ampersand is
+    escaped, so each reads as typed."""
+    from markdown_it import MarkdownIt
+
+    from reportgen.render.templating import md_escape
+
+    text = md_escape("compile failed &rlm;&ZeroWidthSpace;&amp;lt;")
+    rendered = MarkdownIt("commonmark", {"html": False}).render(text)
+    assert "\u200f" not in rendered and "\u200b" not in rendered
+    assert rendered == "<p>compile failed &amp;rlm;&amp;ZeroWidthSpace;&amp;amp;lt;</p>\n", rendered

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # jinja2 is imported where a page is rendered, not by command
     import jinja2
 
 ASSET_SOURCES = ("report.css", "site.js", "print.js")
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~&])")
 _BACKTICK_RUNS = re.compile(r"`+")
 
 
