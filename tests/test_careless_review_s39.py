@@ -253,3 +253,20 @@ def test_markdown_from_a_log_decodes_no_character_reference() -> None:
     rendered = MarkdownIt("commonmark", {"html": False}).render(text)
     assert "\u200f" not in rendered and "\u200b" not in rendered
     assert rendered == "<p>compile failed &amp;rlm;&amp;ZeroWidthSpace;&amp;amp;lt;</p>\n", rendered
+
+
+def test_diff_refuses_an_annotations_file_it_cannot_read_as_report_does(tmp_path: Path) -> None:
+    """`diff` left out a FIFO (or a folder) named annotations.toml beside a run, unsaid (exit 0),
+    and so the owner's verdicts; report, compare and annotate refuse it in one line."""
+    import os
+
+    run = tmp_path / "r"
+    shutil.copytree(SAMPLE, run)
+    os.mkfifo(run / "annotations.toml")
+    result = CliRunner().invoke(main, ["diff", str(run), str(OTHER)])
+    assert result.exit_code == 1, result.output
+    assert "annotations.toml: not read: a FIFO" in result.output
+    # Annotations that load are still read beside the log.
+    (run / "annotations.toml").unlink()
+    (run / "annotations.toml").write_text('[[explain]]\nmode = "eager"\nexplanation = "x"\n', encoding="utf-8")
+    assert CliRunner().invoke(main, ["diff", str(run), str(OTHER)]).exit_code == 0

@@ -15,7 +15,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from collector.visible import visible
 from reportgen.judge.backend_docs import backend_name, evidence_families
@@ -1655,7 +1655,7 @@ def diff_command(
     the gate left ungated ("": nothing; worse_reasons)."""
     from reportgen.render.report import judge_log
     from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
-    from reportgen.storage.sources import find_one
+    from reportgen.storage.sources import find_one, judged_with
     from reportgen.publish.summary import summarize
 
     limit = DEFAULT_MAX_LOG_BYTES if max_bytes is None else max_bytes
@@ -1669,9 +1669,16 @@ def diff_command(
     for role, ids in zip(("before", "after"), early):
         _refuse_repeats([i for i in ids if i is not None], role)
     _refuse_overlap([i for i in early[0] if i is not None], [i for i in early[1] if i is not None])
+
+    def _judged(entry: Any) -> Any:
+        notes, beside = judged_with(entry)
+        return judge_log(entry.path, notes, max_bytes=limit, beside=beside)
+
     sides = [
         # diff shows no plan-check: its summaries leave it out (a review of the logged plan per run)
-        [summarize(judge_log(e.path, e.annotations, max_bytes=limit, beside=False), plan_check=False) for e in side]
+        # Each log with the annotations beside it as report finds them (judged_with): one that
+        # cannot be read (a FIFO, a folder) is refused in one line, not left out unsaid.
+        [summarize(_judged(e), plan_check=False) for e in side]
         for side in entries
     ]
     diff = diff_runs(*sides)
