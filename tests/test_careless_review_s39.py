@@ -270,3 +270,17 @@ def test_diff_refuses_an_annotations_file_it_cannot_read_as_report_does(tmp_path
     (run / "annotations.toml").unlink()
     (run / "annotations.toml").write_text('[[explain]]\nmode = "eager"\nexplanation = "x"\n', encoding="utf-8")
     assert CliRunner().invoke(main, ["diff", str(run), str(OTHER)]).exit_code == 0
+
+
+def test_a_compare_rule_naming_unknown_ids_is_one_bounded_line(tmp_path: Path) -> None:
+    """A [[compare]] rule of fifty 19,000-character ids printed one line of 1.9 MB (every id twice,
+    whole); other configuration messages cut theirs."""
+    runs = tmp_path / "runs"
+    shutil.copytree(SAMPLE, runs / SAMPLE.name)
+    ids = ", ".join(f'"{"x" * 19_000}{i}"' for i in range(50))
+    config = tmp_path / "site.toml"
+    config.write_text(f'[[compare]]\nbaseline = [{ids}]\ncandidate = "y"\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "s"), "--config", str(config)])
+    assert "no run with id" in result.output, result.output[:500]
+    assert max(len(line) for line in result.output.splitlines()) < 2_000
+    assert "and 46 more" in result.output

@@ -201,8 +201,16 @@ def plan_pairs(
         base_ids, cand_ids = pair.ids("baseline"), pair.ids("candidate")
         missing = [rid for rid in base_ids + cand_ids if rid not in by_id]
         if missing:
+            # Each id cut, and at most a few named: a rule of fifty 19,000-character ids printed
+            # one line of 1.9 MB.
+            def cut(value: object) -> str:
+                text = repr(value)
+                return text if len(text) <= 120 else text[:119] + "…"
+
+            more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
             problems.append(
-                f"{named}: [[compare]] #{number}: comparison {pair.baseline!r} against {pair.candidate!r} skipped: no run with id {', '.join(repr(m) for m in missing)}"
+                f"{named}: [[compare]] #{number}: comparison {cut(pair.baseline)} against {cut(pair.candidate)} skipped: "
+                f"no run with id {', '.join(cut(m) for m in missing[:5])}{more}"
             )
             continue
         base, cand = [by_id[r] for r in base_ids], [by_id[r] for r in cand_ids]
