@@ -85,7 +85,7 @@ def test_csv_text_writes_what_csv_writer_writes_and_reads_back_as_the_fields(row
         [
             ""
             if v is None or (isinstance(v, float) and not math.isfinite(v))
-            else ("'" + visible(v) if visible(v).startswith(FORMULA_START) else visible(v))
+            else visible("'" + v if v.startswith(FORMULA_START) else v)
             if isinstance(v, str)
             else str(v)
             for v in row

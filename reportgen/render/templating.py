@@ -321,10 +321,6 @@ def csv_field(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        # Every hidden character but tabs and line breaks shown as <U+XXXX>, as on every page:
-        # an escape sequence, a bell or a right-to-left override from a log reached a terminal
-        # that `cat` showed the file in.
-        value = visible(value)
         text = "'" + value if value.startswith(FORMULA_START) else value
     elif type(value) is float and not math.isfinite(value):
         return ""
@@ -340,7 +336,11 @@ def csv_text(rows: Any) -> str:
     for row in rows:
         line = ",".join(map(csv_field, row))
         lines.append((line if line or len(row) != 1 else '""') + "\n")
-    return "".join(lines)
+    # Every hidden character but tabs and line feeds shown as <U+XXXX>, as on every page (an
+    # escape sequence, a bell or a right-to-left override from a log reached the terminal that
+    # showed the file), in one pass over the whole text: the quoting and the separators are
+    # none of them.
+    return visible("".join(lines))
 
 
 def write_text(path: Path, text: str, root: Path | None = None) -> bool:
