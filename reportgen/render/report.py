@@ -15,7 +15,8 @@ import re
 import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+import io
+from typing import Any, Callable
 
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition
@@ -344,26 +345,9 @@ RECORD_NAME = ".reportgen-report.json"
 RECORD_MAX_BYTES = 64 * 1024
 
 
-def _regular_bytes(path: Path, limit: int) -> bytes | None:
-    """The bytes of a regular file (at most ``limit``); None for a link (never followed), anything
-    else, a larger file, or one that cannot be read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as stream:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            data = stream.read(limit + 1)
-        except OSError:
-            return None
-    return None if len(data) > limit else data
-
-
-def _sha256(path: Path) -> str | None:
-    """A regular file's sha256, read in pieces; None for anything else, or a file larger than any
-    page a report writes (MAX_PAGE_BYTES: it is then left, never read whole into memory)."""
+def _read_regular(path: Path, read: Callable[[io.BufferedReader, int], Any]) -> Any:
+    """``read(stream, size)`` of a regular file; None for a link (never followed), anything else,
+    or a file that cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -371,11 +355,23 @@ def _sha256(path: Path) -> str | None:
     with os.fdopen(fd, "rb") as stream:
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_PAGE_BYTES:
-                return None
-            return hashlib.file_digest(stream, "sha256").hexdigest()
+            return read(stream, st.st_size) if stat.S_ISREG(st.st_mode) else None
         except OSError:
             return None
+
+
+def _regular_bytes(path: Path, limit: int) -> bytes | None:
+    """The bytes of a regular file of at most ``limit`` bytes; None for anything else."""
+    data = _read_regular(path, lambda stream, size: stream.read(limit + 1))
+    return None if data is None or len(data) > limit else data
+
+
+def _sha256(path: Path) -> str | None:
+    """A regular file's sha256, read in pieces; None for anything else, or a file larger than any
+    page a report writes (MAX_PAGE_BYTES: it is then left, never read whole into memory)."""
+    return _read_regular(
+        path, lambda stream, size: hashlib.file_digest(stream, "sha256").hexdigest() if size <= MAX_PAGE_BYTES else None
+    )
 
 
 def _recorded(out_dir: Path) -> dict[str, str]:
