@@ -19,6 +19,7 @@ against ``unicodedata`` for every code point.
 from __future__ import annotations
 
 import os
+import functools
 import re
 import sys
 
@@ -68,9 +69,18 @@ def _shown(match: re.Match[str]) -> str:
     return f"<U+{ord(match.group()):04X}>"
 
 
+@functools.lru_cache(maxsize=8)
+def _ascii_hidden(keep: str) -> re.Pattern[str]:
+    """The hidden characters of ASCII text (the C0 controls and DEL) but those in ``keep``."""
+    return re.compile("[" + "".join(re.escape(chr(c)) for c in (*range(0x20), 0x7F) if chr(c) not in keep) + "]")
+
+
 def visible(text: str, keep: str = "\t\n") -> str:
     """``text`` with every hidden character but those in ``keep`` written as ``<U+XXXX>``."""
-    if not _HIDDEN.search(text):  # the common case: one scan, no copy
+    if text.isascii():  # the common case: a small class, and no call per kept line break
+        ascii_hidden = _ascii_hidden(keep)
+        return ascii_hidden.sub(_shown, text) if ascii_hidden.search(text) else text
+    if not _HIDDEN.search(text):  # one scan, no copy
         return text
     if not keep:
         return _HIDDEN.sub(_shown, text)

@@ -289,3 +289,12 @@ def test_two_keys_alike_but_for_runs_of_spaces_are_refused(tmp_path: Path, first
     log.write_text(text, encoding="utf-8")
     result = invoke(["validate", log])
     assert result.code == 1 and "so two cells would read alike" in result.output
+
+
+def test_ascii_text_shows_its_controls_but_those_kept() -> None:
+    """ASCII text takes a shorter path (a CSV of 50,000 rows scanned once): the same words."""
+    from collector.visible import visible
+
+    assert visible("a\x1b[2J\tb\nc\r\x7f", "\t\n") == "a<U+001B>[2J\tb\nc<U+000D><U+007F>"
+    assert visible("x\ty\n", "") == "x<U+0009>y<U+000A>"
+    assert visible("plain", "") == "plain" and visible("caf\u00e9\x07") == "caf\u00e9<U+0007>"
