@@ -284,3 +284,38 @@ def test_a_compare_rule_naming_unknown_ids_is_one_bounded_line(tmp_path: Path) -
     assert "no run with id" in result.output, result.output[:500]
     assert max(len(line) for line in result.output.splitlines()) < 2_000
     assert "and 46 more" in result.output
+
+
+def test_a_forged_state_or_quick_record_of_empty_lists_is_refused_before_it_is_decoded(tmp_path: Path) -> None:
+    """A 250 MB state of nested empty lists (an unknown key) took a rebuild to 6.5 GB of memory, a
+    quick record the same to 6.7 GB: a file of more lists and objects than one a build writes
+    could hold is ignored with a warning (a full build) before it is decoded. Here 40 MB each,
+    under a 1 GB address-space limit, beside a build's real files."""
+    import json
+    import resource
+    import subprocess
+    import sys
+
+    runs = tmp_path / "runs"
+    shutil.copytree(SAMPLE, runs / SAMPLE.name)
+    out = tmp_path / "s"
+    assert CliRunner().invoke(main, ["site", str(runs), "--out", str(out)]).exit_code == 0
+    junk = b"[" + b"[]," * ((40 << 20) // 3) + b"[]]"
+    for name in (".reportgen-state.json", ".reportgen-quick.json"):
+        real = json.loads((out / name).read_text(encoding="utf-8"))
+        (out / name).write_bytes(
+            json.dumps({**real, "junk": None}).encode()[:-1].replace(b'"junk": null', b'"junk": ' + junk) + b"}"
+        )
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "reportgen", "site", str(runs), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limited,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "more than a file this tool writes holds" in done.stderr, done.stderr[-2000:]

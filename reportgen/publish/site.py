@@ -95,6 +95,7 @@ from reportgen.storage.local import (
     Skipped,
     UnsafeOutput,
     find_logs,
+    bounded_json,
     read_bounded,
     remove_inside,
     shown,
@@ -299,7 +300,7 @@ def _load_state(out_dir: Path, fingerprint: str, result: SiteResult) -> tuple[di
     try:
         if os.path.islink(path):
             raise NotReadable("a symlink; the state file must be a plain file in the output folder")
-        raw = json.loads(read_bounded(path, MAX_STATE_BYTES).decode("utf-8"))
+        raw = bounded_json(read_bounded(path, MAX_STATE_BYTES))
         if isinstance(raw, dict) and raw.get("fingerprint") != fingerprint:
             # Written by another version: a full build, nothing wrong.
             try:
@@ -321,7 +322,7 @@ def _published_state(published: str, store: Store, fingerprint: str, result: Sit
         data = store.read_at_most(url, MAX_STATE_BYTES)
         if data is None:
             return None  # nothing published there yet
-        raw = json.loads(data.decode("utf-8"))
+        raw = bounded_json(data)
         if isinstance(raw, dict) and raw.get("fingerprint") != fingerprint:
             return None
         return _check_state(raw)
@@ -341,7 +342,7 @@ def state_pages(folder: Path) -> list[str] | None:
     try:
         if os.path.islink(path) or not path.is_file():
             return None
-        state = _check_state(json.loads(read_bounded(path, MAX_STATE_BYTES).decode("utf-8")))
+        state = _check_state(bounded_json(read_bounded(path, MAX_STATE_BYTES)))
     except (NotReadable, OSError, ValueError, RecursionError):
         return None
     return sorted(

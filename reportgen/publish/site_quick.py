@@ -62,6 +62,7 @@ from reportgen.storage.local import (
     NotReadable,
     Signature,
     UnsafeOutput,
+    bounded_json,
     read_bounded,
     remove_inside,
     shown,
@@ -141,7 +142,7 @@ def _sig(value: Any, where: str) -> _Sig:
 
 def _parse_record(data: bytes) -> _Record:
     try:
-        obj = json.loads(data)
+        obj = bounded_json(data)
     except ValueError as exc:
         raise RecordError(f"top level: Invalid JSON: {exc}") from None
     if type(obj) is not dict:

@@ -210,6 +210,23 @@ class _RegularReader(io.BufferedReader):
         return data
 
 
+# A JSON side file this tool writes in an output folder (a site's state, its quick record) holds
+# over a hundred bytes per list or object; one of nested empty lists ("[],[],...") decodes to
+# about 25 times its size in memory (a forged 250 MB state took a build to 6.5 GB).
+BYTES_PER_CONTAINER = 32
+
+
+def bounded_json(data: bytes) -> Any:
+    """A side file's JSON (UTF-8), refused with ValueError, before it is decoded, where it holds
+    more lists and objects than one a build writes could (BYTES_PER_CONTAINER)."""
+    containers = data.count(b"[") + data.count(b"{")
+    if containers > len(data) // BYTES_PER_CONTAINER + 1_000:
+        raise ValueError(
+            f"{containers:,} lists and objects in {len(data):,} bytes, more than a file this tool writes holds"
+        )
+    return json.loads(data.decode("utf-8"))
+
+
 def read_bounded(path: str | Path, max_bytes: int, option: str | None = None) -> bytes:
     """The bytes of a regular file of at most max_bytes (also if it grows while read).
 
