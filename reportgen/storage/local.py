@@ -657,8 +657,13 @@ class OutputBusy(Exception):
 
 BUSY = "is being written by another command now"
 
+try:  # flock, for the output folder's locks; where the platform has none, nothing is locked
+    import fcntl
+except ImportError:  # pragma: no cover - not on the platforms CI runs
+    fcntl = None  # type: ignore[assignment]
 
-def _hold_folder(out_dir: Path, fcntl: Any) -> int:
+
+def _hold_folder(out_dir: Path) -> int:
     """A descriptor of the folder ``out_dir`` holding its exclusive lock (-1 where the folder
     cannot be opened); OutputBusy at once where another command holds it. A --out that is a
     link to a folder is that folder, as the writes have always taken it: the lock is the
@@ -708,9 +713,7 @@ def output_lock(out_dir: Path) -> Iterator[None]:
     comparison: neither writes into a site being built, nor a build into a folder a report is
     writing. Folders this call made for ``out_dir`` are removed again when the command wrote
     nothing into them. Where the platform has no flock, nothing is locked."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not on the platforms CI runs
+    if fcntl is None:  # pragma: no cover - not on the platforms CI runs
         yield
         return
     made = _first_missing(out_dir)
@@ -739,7 +742,7 @@ def output_lock(out_dir: Path) -> Iterator[None]:
             raise OutputBusy(
                 f"{shown(out_dir)} {BUSY} (it holds {LOCK_NAME} there); wait for it to finish, or give another --out"
             ) from None
-        folder_fd = _hold_folder(out_dir, fcntl)
+        folder_fd = _hold_folder(out_dir)
         try:
             yield
         finally:
@@ -757,14 +760,12 @@ def folder_lock(out_dir: Path) -> Iterator[None]:
     holds it (two reports into one --out at once left one run's details.csv beside the other's
     pages, both exiting 0). Folders this call made are removed again when nothing was written
     into them. Where the platform has no flock, nothing is locked."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not on the platforms CI runs
+    if fcntl is None:  # pragma: no cover - not on the platforms CI runs
         yield
         return
     made = _first_missing(out_dir)
     make_folder(out_dir)
-    fd = _hold_folder(out_dir, fcntl)
+    fd = _hold_folder(out_dir)
     try:
         yield
     finally:
